@@ -1,0 +1,1 @@
+"""Karpenter's provisioning decisions in Python (simulator and in-cluster advisor)."""
