@@ -1,0 +1,112 @@
+"""The Karpenter controller: chart, identity, settings and extra permissions."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from .base import Model
+from .kube import DnsLabel, Quantity
+
+_SEMVER = re.compile(r"^\d+\.\d+\.\d+$")
+
+
+class FeatureGates(Model):
+    """Karpenter feature gates (`settings.featureGates`); unset ones keep the chart default."""
+
+    node_repair: bool | None = None
+    """Replace nodes whose kubelet or runtime reports unhealthy."""
+    node_overlay: bool | None = None
+    """NodeOverlay support (needed for Odigos' k8s-virtual-device mount method; turned on for you)."""
+    reserved_capacity: bool | None = None
+    """Use EC2 capacity reservations."""
+    spot_to_spot_consolidation: bool | None = None
+    """Let consolidation replace spot nodes with cheaper spot nodes."""
+    static_capacity: bool | None = None
+    """Static NodePools (`replicas`)."""
+    capacity_buffer: bool | None = None
+    """Capacity buffers."""
+
+
+class ResourceList(Model):
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+
+
+class Resources(Model):
+    """Controller container resources."""
+
+    requests: ResourceList = Field(default_factory=lambda: ResourceList(cpu="1", memory="1Gi"))
+    limits: ResourceList = Field(default_factory=lambda: ResourceList(cpu="1", memory="1Gi"))
+
+
+class NodeRoleConfig(Model):
+    """The IAM role of Karpenter's nodes."""
+
+    existing_arn: str | None = None
+    """Use this existing role instead of creating `KarpenterNodeRole-<cluster>`."""
+    create_instance_profile: bool = False
+    """Karpenter creates instance profiles from `EC2NodeClass.spec.role`; set only if you need your own."""
+
+    @field_validator("existing_arn")
+    @classmethod
+    def _role_arn(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^arn:aws[a-z-]*:iam::\d{12}:role/.+$", value):
+            raise ValueError(f"{value!r} is not an IAM role ARN")
+        return value
+
+
+class KarpenterConfig(Model):
+    """Karpenter itself."""
+
+    chart_version: str = "1.14.1"
+    """Exact version of the karpenter and karpenter-crd charts (no ranges)."""
+    namespace: DnsLabel = "kube-system"
+    """Namespace of the controller."""
+    service_account: DnsLabel = "karpenter"
+    """Service account of the controller (what the IAM role trusts)."""
+    identity: Literal["podIdentity", "irsa"] = "podIdentity"
+    """How the controller gets AWS credentials: EKS Pod Identity, or IRSA through the cluster's OIDC provider."""
+    replicas: int = Field(default=2, ge=1, le=10)
+    """Controller replicas (one leads; two or more survive a node loss)."""
+    resources: Resources = Field(default_factory=Resources)
+    """Controller container resources."""
+    interruption_handling: bool = True
+    """Create the SQS interruption queue and its EventBridge rules, and point Karpenter at it."""
+    feature_gates: FeatureGates = Field(default_factory=FeatureGates)
+    """Karpenter feature gates."""
+    log_level: Literal["debug", "info", "error"] = "info"
+    """Controller log level."""
+    extra_iam_statements: list[dict[str, Any]] = Field(default_factory=list)
+    """IAM statements added to the controller role (as an extra inline policy), in IAM JSON form."""
+    permissions_boundary: str | None = None
+    """ARN of a permissions boundary for the roles this stack creates."""
+    node_role: NodeRoleConfig = Field(default_factory=NodeRoleConfig)
+    """The nodes' IAM role."""
+
+    @field_validator("chart_version")
+    @classmethod
+    def _pinned(cls, value: str) -> str:
+        if not _SEMVER.match(value):
+            raise ValueError(f"{value!r} is not a pinned chart version (e.g. 1.14.1; no ranges, no 'latest')")
+        return value
+
+    @field_validator("extra_iam_statements")
+    @classmethod
+    def _statements(cls, statements: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for index, statement in enumerate(statements):
+            missing = {"Effect", "Action", "Resource"} - statement.keys()
+            if missing:
+                raise ValueError(f"statement {index} lacks {', '.join(sorted(missing))}")
+            if statement["Effect"] not in ("Allow", "Deny"):
+                raise ValueError(f"statement {index}: Effect must be Allow or Deny")
+        return statements
+
+    @field_validator("permissions_boundary")
+    @classmethod
+    def _boundary(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^arn:aws[a-z-]*:iam::(\d{12}|aws):policy/.+$", value):
+            raise ValueError(f"{value!r} is not an IAM policy ARN")
+        return value

@@ -1,0 +1,91 @@
+"""EC2NodeClass settings (karpenter.k8s.aws/v1), defined once per stack and shared by teams."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .base import Model
+from .kube import Quantity
+
+_ALIAS = re.compile(r"^(al2023|bottlerocket|windows2019|windows2022|windows2025)@(latest|v?[0-9][0-9.]*)$")
+
+
+class RootVolume(Model):
+    """The node's root EBS volume."""
+
+    size: Quantity = "50Gi"
+    """Volume size, e.g. `50Gi`."""
+    type: Literal["gp3", "gp2", "io1", "io2"] = "gp3"
+    """EBS volume type."""
+    encrypted: bool = True
+    """Encrypt the volume (with `kmsKeyId`, or the account's default EBS key)."""
+    kms_key_id: str | None = None
+    """KMS key ARN for encryption; the account default when unset."""
+    iops: int | None = Field(default=None, ge=3000, le=64000)
+    """Provisioned IOPS (gp3/io1/io2)."""
+    throughput: int | None = Field(default=None, ge=125, le=1000)
+    """Throughput in MiB/s (gp3)."""
+    device_name: str = "/dev/xvda"
+    """Root device name of the AMI family (al2023: /dev/xvda)."""
+
+
+class MetadataOptions(Model):
+    """Instance metadata service settings. IMDSv2 with hop limit 1 keeps pods from borrowing the node role."""
+
+    http_endpoint: Literal["enabled", "disabled"] = "enabled"
+    http_protocol_ipv6: Literal["enabled", "disabled"] = "disabled"
+    http_put_response_hop_limit: int = Field(default=1, ge=1, le=64)
+    """1 blocks pods (one network hop away) from the node's credentials."""
+    http_tokens: Literal["required", "optional"] = "required"
+    """`required` is IMDSv2 only."""
+
+
+class Kubelet(Model):
+    """Kubelet settings (in karpenter.sh/v1 they live on the EC2NodeClass, not the NodePool)."""
+
+    max_pods: int | None = Field(default=None, ge=1, le=737)
+    """Override the ENI-limited max pods."""
+    system_reserved: dict[str, Quantity] | None = None
+    kube_reserved: dict[str, Quantity] | None = None
+    eviction_hard: dict[str, str] | None = None
+
+
+class NodeClass(Model):
+    """One EC2NodeClass; its name is the key in `nodeClasses`."""
+
+    ami_alias: str = "al2023@v20251117"
+    """AMI alias, pinned (`al2023@v20251117`). `@latest` only with `allowLatestAmi` (flagged)."""
+    allow_latest_ami: bool = False
+    """Permit `@latest`: nodes then change AMI without a config change."""
+    root_volume: RootVolume = Field(default_factory=RootVolume)
+    """Root EBS volume."""
+    metadata_options: MetadataOptions = Field(default_factory=MetadataOptions)
+    """IMDS settings."""
+    kubelet: Kubelet | None = None
+    """Kubelet overrides."""
+    tags: dict[str, str] = Field(default_factory=dict)
+    """Tags put on instances, volumes and launch templates."""
+    detailed_monitoring: bool = False
+    """EC2 detailed monitoring."""
+
+    @field_validator("ami_alias")
+    @classmethod
+    def _alias(cls, value: str) -> str:
+        if not _ALIAS.match(value):
+            raise ValueError(f"{value!r} is not an AMI alias (family@version, e.g. al2023@v20251117)")
+        return value
+
+    @model_validator(mode="after")
+    def _latest_needs_opt_in(self) -> NodeClass:
+        if self.ami_alias.endswith("@latest") and not self.allow_latest_ami:
+            raise ValueError(
+                f"amiAlias {self.ami_alias!r} floats to new AMIs on every release; pin a version or set allowLatestAmi: true"
+            )
+        return self
+
+    @property
+    def ami_family(self) -> str:
+        return self.ami_alias.split("@", 1)[0]

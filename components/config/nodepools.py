@@ -1,0 +1,137 @@
+"""A team's NodePool, as the team writes it (karpenter.sh/v1 semantics, camelCase keys)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, Field, field_validator, model_validator
+
+from .base import Model
+from .kube import (
+    BudgetDuration,
+    BudgetNodes,
+    CronSchedule,
+    DnsLabel,
+    KarpenterDuration,
+    LabelKey,
+    LabelValue,
+    Quantity,
+)
+
+Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+ConsolidationPolicy = Literal["WhenEmpty", "WhenEmptyOrUnderutilized"]
+DisruptionReason = Literal["Underutilized", "Empty", "Drifted"]
+PresetName = Literal["general", "spot", "gpu", "batch", "graviton", "multi-zone"]
+
+
+class Requirement(Model):
+    """A node selector requirement with Kubernetes semantics."""
+
+    key: LabelKey
+    """Label key, e.g. `karpenter.sh/capacity-type` or `karpenter.k8s.aws/instance-family`."""
+    operator: Operator
+    """In, NotIn, Exists, DoesNotExist, Gt or Lt."""
+    values: list[LabelValue] = Field(default_factory=list)
+    """Values: at least one for In; exactly one integer for Gt and Lt; none for Exists and DoesNotExist."""
+    min_values: int | None = Field(default=None, ge=1, le=50)
+    """Karpenter's minValues: launch only when at least this many distinct values remain (flexibility)."""
+
+    @model_validator(mode="after")
+    def _values_fit_operator(self) -> Requirement:
+        op, values = self.operator, self.values
+        if op == "In" and not values:
+            raise ValueError("operator In needs at least one value")
+        if op in ("Gt", "Lt"):
+            if len(values) != 1 or not values[0].isdigit():
+                raise ValueError(f"operator {op} takes exactly one non-negative integer value, got {values!r}")
+        if op in ("Exists", "DoesNotExist") and values:
+            raise ValueError(f"operator {op} takes no values, got {values!r}")
+        if self.min_values is not None and (op != "In" or len(values) < self.min_values):
+            raise ValueError("minValues needs operator In with at least that many values")
+        return self
+
+
+class Taint(Model):
+    """A Kubernetes node taint."""
+
+    key: LabelKey
+    """Taint key (a label key)."""
+    value: LabelValue | None = None
+    """Optional taint value (a label value)."""
+    effect: TaintEffect
+    """NoSchedule, PreferNoSchedule or NoExecute."""
+
+
+class Budget(Model):
+    """A disruption budget: how many nodes Karpenter may disrupt at once, optionally on a schedule."""
+
+    nodes: BudgetNodes = "10%"
+    """A node count (`5`) or a percentage of the pool's nodes (`10%`)."""
+    schedule: CronSchedule | None = None
+    """Cron schedule (UTC) when the budget starts to apply; needs `duration`."""
+    duration: BudgetDuration | None = None
+    """How long the budget applies after each `schedule` tick, e.g. `8h`; needs `schedule`."""
+    reasons: list[DisruptionReason] | None = None
+    """Limit the budget to these disruption reasons (Underutilized, Empty, Drifted); all when unset."""
+
+    @model_validator(mode="after")
+    def _schedule_with_duration(self) -> Budget:
+        if (self.schedule is None) != (self.duration is None):
+            raise ValueError("schedule and duration must be set together")
+        return self
+
+
+class Disruption(Model):
+    """When Karpenter may remove or replace this pool's nodes."""
+
+    consolidation_policy: ConsolidationPolicy = "WhenEmptyOrUnderutilized"
+    """WhenEmpty, or WhenEmptyOrUnderutilized (also replaces under-used nodes with cheaper ones)."""
+    consolidate_after: KarpenterDuration = "1m"
+    """How long a node must be consolidatable before Karpenter acts, e.g. `30s`, `10m`, or `Never`."""
+    budgets: list[Budget] = Field(default_factory=lambda: [Budget()])
+    """Disruption budgets; the most restrictive active one wins."""
+
+
+class NodePool(Model):
+    """One NodePool of a team. The rendered NodePool is named `<team>-<name>`."""
+
+    name: DnsLabel
+    """Pool name, unique within the team."""
+    preset: Annotated[list[PresetName], BeforeValidator(lambda v: [v] if isinstance(v, str) else v)] = Field(
+        default_factory=list
+    )
+    """Preset(s) from the Karpenter docs expanded under this pool's own settings: general, spot, gpu,
+    batch, graviton, multi-zone. Several are merged in order; the pool's own keys win."""
+    node_class: DnsLabel = "default"
+    """Name of an EC2NodeClass defined in the stack's `nodeClasses`."""
+    requirements: list[Requirement] = Field(default_factory=list)
+    """Scheduling requirements on well-known or pool labels."""
+    labels: dict[LabelKey, LabelValue] = Field(default_factory=dict)
+    """Labels put on every node of the pool (the team label is added for you)."""
+    annotations: dict[str, str] = Field(default_factory=dict)
+    """Annotations put on every node of the pool."""
+    taints: list[Taint] = Field(default_factory=list)
+    """Taints pods must tolerate to land on the pool's nodes."""
+    startup_taints: list[Taint] = Field(default_factory=list)
+    """Taints a node starts with and that an agent removes (pods need not tolerate them)."""
+    limits: dict[str, Quantity]
+    """Upper bound on the pool's total capacity, e.g. `{cpu: "200", memory: 800Gi}`. Required."""
+    weight: int | None = Field(default=None, ge=0, le=100)
+    """Priority among pools (higher is tried first), 0-100."""
+    disruption: Disruption = Field(default_factory=Disruption)
+    """Consolidation policy, delay and budgets."""
+    expire_after: KarpenterDuration = "720h"
+    """Maximum node lifetime before replacement, or `Never`."""
+    termination_grace_period: KarpenterDuration | None = None
+    """How long Karpenter waits for a draining node before forcing it away."""
+    largest_pod: dict[str, Quantity] | None = None
+    """The largest pod the team will run here (requests, e.g. `{cpu: "8", memory: 32Gi}`); policies
+    check that the pool's requirements leave an instance type that fits it."""
+
+    @field_validator("limits")
+    @classmethod
+    def _limits_not_empty(cls, limits: dict[str, str]) -> dict[str, str]:
+        if not limits:
+            raise ValueError("a NodePool needs limits (e.g. cpu and memory) so a runaway workload cannot buy unbounded capacity")
+        return limits

@@ -1,0 +1,38 @@
+"""A team file, `stacks/teams/<team>.yaml`: the team's NodePools and per-environment overrides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from .base import Model
+from .kube import DnsLabel
+from .nodepools import NodePool
+
+TEAM_LABEL = "karpenter-platform.io/team"
+
+
+class EnvironmentOverride(Model):
+    """Changes for one environment, merged over the team's NodePools by pool name."""
+
+    node_pools: dict[DnsLabel, dict[str, Any]] = Field(default_factory=dict)
+    """Pool name -> partial NodePool (same keys as a NodePool), e.g. `{frontend: {limits: {cpu: "1000"}}}`."""
+    exclude_node_pools: list[DnsLabel] = Field(default_factory=list)
+    """Pools this environment does not run."""
+
+
+class Team(Model):
+    """A product team and the NodePools it owns."""
+
+    name: DnsLabel
+    """Team name; equals the file name. NodePools render as `<team>-<pool>`, labelled
+    `karpenter-platform.io/team=<team>`."""
+    owner: str | None = None
+    """Who to ask (an e-mail or a channel); put on the NodePools as an annotation."""
+    allow_spot: bool = True
+    """Whether this team's pools may use spot capacity (checked by the policy pack)."""
+    node_pools: list[NodePool]
+    """The team's NodePools."""
+    environments: dict[str, EnvironmentOverride] = Field(default_factory=dict)
+    """Per-environment overrides, keyed by environment (stack) name. Already applied to `nodePools`."""

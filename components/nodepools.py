@@ -1,0 +1,95 @@
+"""NodePools (karpenter.sh/v1) from team config: pure builders and the component declaring them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .config import TEAM_LABEL, PlatformConfig, Team
+from .config.nodepools import NodePool, Taint
+from .config.odigos import NEEDS_INIT_TAINT
+
+OWNER_ANNOTATION = "karpenter-platform.io/owner"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "karpenter-platform"}
+
+
+def nodepool_name(team: Team, pool: NodePool) -> str:
+    return f"{team.name}-{pool.name}"
+
+
+def _taint(taint: Taint) -> dict[str, Any]:
+    return taint.model_dump(by_alias=True, exclude_none=True)
+
+
+def startup_taints(pool: NodePool, odigos_taint: bool) -> list[dict[str, Any]]:
+    """The pool's startup taints plus, when Odigos' mount method needs it, `odigos.io/needs-init`
+    (odiglet removes it once the node can serve instrumented pods)."""
+    taints = [_taint(t) for t in pool.startup_taints]
+    if odigos_taint and not any(t["key"] == NEEDS_INIT_TAINT for t in taints):
+        taints.append({"key": NEEDS_INIT_TAINT, "effect": "NoSchedule"})
+    return taints
+
+
+def nodepool_manifest(team: Team, pool: NodePool, *, odigos_taint: bool = False) -> dict[str, Any]:
+    """The NodePool object exactly as it will be applied."""
+    requirements = [r.model_dump(by_alias=True, exclude_none=True) for r in pool.requirements]
+    for requirement in requirements:
+        if not requirement["values"]:
+            del requirement["values"]
+    template_spec: dict[str, Any] = {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": pool.node_class},
+        "requirements": requirements,
+        "expireAfter": pool.expire_after,
+    }
+    if pool.taints:
+        template_spec["taints"] = [_taint(t) for t in pool.taints]
+    taints = startup_taints(pool, odigos_taint)
+    if taints:
+        template_spec["startupTaints"] = taints
+    if pool.termination_grace_period:
+        template_spec["terminationGracePeriod"] = pool.termination_grace_period
+    annotations = dict(pool.annotations)
+    if team.owner:
+        annotations[OWNER_ANNOTATION] = team.owner
+    template_metadata: dict[str, Any] = {"labels": {**pool.labels, TEAM_LABEL: team.name}}
+    if annotations:
+        template_metadata["annotations"] = annotations
+    spec: dict[str, Any] = {
+        "template": {"metadata": template_metadata, "spec": template_spec},
+        "disruption": pool.disruption.model_dump(by_alias=True, exclude_none=True),
+        "limits": dict(pool.limits),
+    }
+    if pool.weight is not None:
+        spec["weight"] = pool.weight
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": nodepool_name(team, pool), "labels": {**MANAGED_BY, TEAM_LABEL: team.name}},
+        "spec": spec,
+    }
+
+
+def nodepool_manifests(config: PlatformConfig) -> list[dict[str, Any]]:
+    odigos_taint = config.settings.odigos.needs_startup_taint
+    return [nodepool_manifest(team, pool, odigos_taint=odigos_taint) for team in config.teams for pool in team.node_pools]
+
+
+class NodePools(pulumi.ComponentResource):
+    """Every team's NodePools."""
+
+    def __init__(self, name: str, config: PlatformConfig, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("karpenter-platform:index:NodePools", name, None, opts)
+        self.pools: dict[str, k8s.apiextensions.CustomResource] = {}
+        for manifest in nodepool_manifests(config):
+            pool_name = manifest["metadata"]["name"]
+            self.pools[pool_name] = k8s.apiextensions.CustomResource(
+                f"nodepool-{pool_name}",
+                api_version=manifest["apiVersion"],
+                kind=manifest["kind"],
+                metadata=manifest["metadata"],
+                spec=manifest["spec"],
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        self.register_outputs({"names": sorted(self.pools)})

@@ -1,0 +1,145 @@
+"""Run a Pulumi program (or one component) in-process under the SDK's mock monitor and capture
+every resource it declares: type, name, parent, options and inputs as the provider receives them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pulumi
+from pulumi.runtime import mocks as sdk_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime import settings as sdk_settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+SECRET = "[secret]"
+
+
+def plain(value: Any) -> Any:
+    """A JSON-ready copy of deserialized inputs: secrets masked, resources as their URN."""
+    if rpc.is_rpc_secret(value):
+        return SECRET
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, pulumi.Resource):
+        return f"<resource {type(value).__name__}>"
+    if isinstance(value, (pulumi.Asset, pulumi.Archive)):
+        return {"asset": getattr(value, "path", None) or getattr(value, "text", None) or repr(value)}
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # protobuf numbers are doubles; `replicas: 2` should stay 2
+    return value
+
+
+@dataclass
+class Declared:
+    """One resource as the engine received it."""
+
+    type: str
+    name: str
+    urn: str
+    parent: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    options: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs,
+                "urn": self.urn, "custom": self.custom, "options": self.options}
+
+
+@dataclass
+class Capture:
+    resources: list[Declared] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def of_type(self, type_token: str) -> list[Declared]:
+        return [r for r in self.resources if r.type == type_token]
+
+    def named(self, name: str, type_token: str | None = None) -> Declared:
+        found = [r for r in self.resources if r.name == name and (type_token is None or r.type == type_token)]
+        if len(found) != 1:
+            raise KeyError(f"expected one resource named {name!r}, found {len(found)}")
+        return found[0]
+
+    def by_urn(self) -> dict[str, Declared]:
+        return {r.urn: r for r in self.resources}
+
+
+class CapturingMonitor(sdk_mocks.MockMonitor):
+    """The SDK's mock monitor, also recording what a real engine would be told."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks):
+        super().__init__(mocks)
+        self.declared: list[Declared] = []
+        self.stack_urn: str | None = None
+
+    def RegisterResource(self, request):  # noqa: N802 - gRPC method name
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            self.stack_urn = response.urn
+            return response
+        inputs = rpc.deserialize_properties(request.object)
+        options = {
+            "protect": bool(request.protect) if request.HasField("protect") else False,
+            "retainOnDelete": bool(request.retainOnDelete) if request.HasField("retainOnDelete") else False,
+            "dependsOn": sorted(request.dependencies),
+            "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+            "ignoreChanges": list(request.ignoreChanges),
+            "provider": request.provider or None,
+            "deletedWith": request.deletedWith or None,
+            "customTimeouts": {k: getattr(request.customTimeouts, k) for k in ("create", "update", "delete")
+                               if getattr(request.customTimeouts, k)},
+        }
+        parent = request.parent or None
+        self.declared.append(Declared(
+            type=request.type, name=request.name, urn=response.urn,
+            parent=None if parent == self.stack_urn else parent,
+            custom=bool(request.custom), inputs=plain(inputs), options=options,
+        ))
+        return response
+
+    def ReadResource(self, request):  # noqa: N802 - gRPC method name
+        response = super().ReadResource(request)
+        parent = request.parent or None
+        self.declared.append(Declared(
+            type=request.type, name=request.name, urn=response.urn,
+            parent=None if parent == self.stack_urn else parent, custom=True,
+            inputs=plain(rpc.deserialize_properties(request.properties)),
+            options={"read": True, "id": request.id},
+        ))
+        return response
+
+
+def run(
+    program: Callable[[], Any],
+    mocks: pulumi.runtime.Mocks,
+    *,
+    project: str = "karpenter-platform",
+    stack: str = "test",
+    config: dict[str, str] | None = None,
+    secret_keys: list[str] | None = None,
+) -> Capture:
+    """Run `program` (a whole program or a function declaring one component) with applies on
+    (not a preview), and return what it declared and exported."""
+    sdk_settings.set_root_resource(None)  # a fresh stack per run, even within one process
+    monitor = CapturingMonitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys or []))
+    settings = sdk_settings.SETTINGS
+    settings.rpc_manager.clear()
+    settings.outputs.clear()
+    captured: dict[str, Any] = {}
+
+    async def body() -> None:
+        program()
+        root = sdk_settings.get_root_resource()
+        for key, value in dict(getattr(root, "outputs", {}) or {}).items():
+            output = pulumi.Output.from_input(value)
+            resolved = await output.future()
+            captured[key] = SECRET if await output.is_secret() else plain(resolved)
+
+    _sync_await(run_pulumi_func(body))
+    return Capture(resources=monitor.declared, outputs=captured)

@@ -1,0 +1,165 @@
+"""`python -m offline.render STACK`: run the real __main__.py under the mock monitor and write build/STACK/.
+
+Config is loaded as the Pulumi CLI would load it (Pulumi.yaml defaults, then
+stacks/Pulumi.<STACK>.yaml, then the team files); data sources get labelled placeholders.
+Exit 0 when rendered, 2 when the config is invalid (build/STACK/ is then left untouched).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import runpy
+import shutil
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.config import ConfigError, build_platform, read_stack_files
+from components.config.loader import RawStack
+
+from . import placeholders
+from .monitor import Capture, run
+
+SECRET_PLACEHOLDER = "PLACEHOLDER-SECRET-NOT-DECRYPTED-OFFLINE"
+
+
+def cli_config(raw: RawStack) -> tuple[dict[str, str], list[str]]:
+    """Config as the CLI hands it to a program: strings, objects as JSON; secrets can't be
+    decrypted offline, so they get a placeholder and stay marked secret."""
+    values: dict[str, str] = {}
+    for key, value in raw.values.items():
+        if key in raw.secret_keys:
+            values[key] = SECRET_PLACEHOLDER
+        elif isinstance(value, (dict, list)):
+            values[key] = json.dumps(value)
+        elif isinstance(value, bool):
+            values[key] = "true" if value else "false"
+        else:
+            values[key] = str(value)
+    return values, sorted(raw.secret_keys)
+
+
+def render_stack(project_dir: Path, stack: str) -> Capture:
+    """Validate, then run the program; raises ConfigError before anything is declared."""
+    raw = read_stack_files(project_dir, stack)
+    platform = build_platform(project_dir, raw)
+    config, secret_keys = cli_config(raw)
+    mocks = placeholders.PlaceholderMocks(platform.settings.cluster.region)
+    if str(project_dir) not in sys.path:
+        sys.path.insert(0, str(project_dir))
+    main = project_dir / "__main__.py"
+    return run(lambda: runpy.run_path(str(main), run_name="__main__"), mocks,
+               stack=stack, config=config, secret_keys=secret_keys)
+
+
+def _manifest_file(manifest: dict[str, Any], taken: set[str]) -> str:
+    metadata = manifest.get("metadata") or {}
+    base = f"{manifest['kind']}-{metadata.get('name', 'unnamed')}".lower()
+    filename = f"{base}.yaml"
+    if filename in taken:  # same kind and name in two namespaces
+        filename = f"{base}-{metadata.get('namespace', 'default')}.yaml".lower()
+    taken.add(filename)
+    return filename
+
+
+def _policy_documents(capture: Capture) -> dict[str, Any]:
+    """Every IAM policy document the stack declares, by file name."""
+    documents: dict[str, Any] = {}
+    fields = {
+        "aws:iam/policy:Policy": ("policy", ""),
+        "aws:iam/rolePolicy:RolePolicy": ("policy", ""),
+        "aws:iam/role:Role": ("assumeRolePolicy", "-trust"),
+        "aws:sqs/queuePolicy:QueuePolicy": ("policy", ""),
+    }
+    for resource in capture.resources:
+        if resource.type in fields:
+            key, suffix = fields[resource.type]
+            text = resource.inputs.get(key)
+            if isinstance(text, str):
+                documents[f"{resource.name}{suffix}.json"] = json.loads(text)
+    return documents
+
+
+def write_build(capture: Capture, out_dir: Path) -> dict[str, int]:
+    """Write resources.json, outputs.json, manifests/ and iam/ into a fresh out_dir atomically."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
+    try:
+        (staging / "resources.json").write_text(json.dumps([r.to_json() for r in capture.resources], indent=2) + "\n")
+        (staging / "outputs.json").write_text(json.dumps(capture.outputs, indent=2, sort_keys=True) + "\n")
+        manifests, iam = staging / "manifests", staging / "iam"
+        manifests.mkdir()
+        iam.mkdir()
+        taken: set[str] = set()
+        for resource in capture.resources:
+            inputs = resource.inputs
+            if resource.type == "kubernetes:helm.sh/v3:Release":
+                release = inputs.get("name") or resource.name
+                document = {
+                    "release": release,
+                    "chart": inputs.get("chart"),
+                    "repository": (inputs.get("repositoryOpts") or {}).get("repo"),
+                    "version": inputs.get("version"),
+                    "namespace": inputs.get("namespace"),
+                    "skipCrds": inputs.get("skipCrds", False),
+                    "values": inputs.get("values", {}),
+                }
+                (manifests / f"helm-{release}.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+            elif resource.type.startswith("kubernetes:") and "kind" in inputs and "apiVersion" in inputs:
+                manifest = {k: v for k, v in inputs.items() if not k.startswith("__")}
+                (manifests / _manifest_file(manifest, taken)).write_text(yaml.safe_dump(manifest, sort_keys=False))
+        for filename, document in _policy_documents(capture).items():
+            (iam / filename).write_text(json.dumps(document, indent=2) + "\n")
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return dict(Counter(r.type for r in capture.resources))
+
+
+def _quiet_loop_teardown(unraisable) -> None:
+    """The SDK leaves per-thread event loops behind; their __del__ at interpreter exit reports a
+    closed self-pipe. That report is noise, not a render failure: drop only that one."""
+    if isinstance(unraisable.exc_value, ValueError) and "BaseEventLoop.__del__" in repr(unraisable.object):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.unraisablehook = _quiet_loop_teardown
+    parser = argparse.ArgumentParser(prog="python -m offline.render", description=__doc__.splitlines()[0])
+    parser.add_argument("stack", help="stack name (stacks/Pulumi.<stack>.yaml)")
+    parser.add_argument("--project-dir", type=Path, default=Path.cwd(), help="folder holding Pulumi.yaml")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default build/<stack>)")
+    args = parser.parse_args(argv)
+    project_dir = args.project_dir.resolve()
+    out_dir = args.out or project_dir / "build" / args.stack
+    try:
+        capture = render_stack(project_dir, args.stack)
+    except ConfigError as err:
+        for issue in err.issues:
+            print(f"error: {issue}", file=sys.stderr)
+        print(f"{len(err.issues)} config error(s); nothing rendered ({out_dir} untouched).", file=sys.stderr)
+        return 2
+    counts = write_build(capture, out_dir)
+    print(f"Rendered stack {args.stack!r} offline (placeholder AWS facts, account {placeholders.ACCOUNT_ID}):")
+    width = max(map(len, counts), default=0)
+    for type_token, count in sorted(counts.items()):
+        print(f"  {type_token:<{width}}  {count}")
+    print(f"  {'total':<{width}}  {sum(counts.values())}")
+    shown = out_dir.relative_to(project_dir) if out_dir.is_relative_to(project_dir) else out_dir
+    print(f"Wrote {shown}/resources.json, outputs.json, manifests/ ({len(list((out_dir / 'manifests').iterdir()))} files), "
+          f"iam/ ({len(list((out_dir / 'iam').iterdir()))} files)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
