@@ -27,6 +27,7 @@ node_classes = NodeClasses(
 )
 node_pools = NodePools("node-pools", config, opts=pulumi.ResourceOptions(provider=provider, depends_on=[node_classes]))
 
+pulumi.export("environment", config.environment)
 pulumi.export("clusterName", cluster.name)
 pulumi.export("controllerRoleArn", aws_side.controller_role_arn)
 pulumi.export("nodeRoleName", aws_side.node_role_name)
