@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STACK  ?= dev
 STAMP  := $(VENV)/.installed
 
-.PHONY: install render test simulate bench preview up destroy clean
+.PHONY: install render test simulate bench docs preview up destroy clean
 
 # Re-install only when the pinned dependency lists change.
 $(STAMP): requirements.txt provisioner/pyproject.toml
@@ -29,6 +29,10 @@ simulate: render
 
 bench: $(STAMP)
 	$(PY) -m provisioner.bench
+
+# The configuration reference is generated from the config models' docstrings.
+docs: $(STAMP)
+	$(PY) -m components.config.reference > docs/configuration.md
 
 # The real thing: needs the Pulumi CLI, a state backend and AWS credentials.
 preview: $(STAMP)

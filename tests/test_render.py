@@ -78,3 +78,50 @@ def test_render_command_on_invalid_config_exits_2_and_leaves_build_untouched(tmp
     assert result.returncode == 2
     assert "stacks/Pulumi.test.yaml: karpenter-platform:karpenter.identity: 'oidc' is not valid" in result.stderr
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_configuration_reference_is_current():
+    from components.config.reference import render as reference
+
+    current = (PROJECT_DIR / "docs" / "configuration.md").read_text()
+    assert current == reference(), "docs/configuration.md is stale: run `make docs`"
+
+
+def test_invalid_config_declares_no_resource(tmp_path):
+    from components.config import ConfigError
+    from tests.harness import MINIMAL_SETTINGS, write_project
+
+    project = write_project(tmp_path, {**MINIMAL_SETTINGS, "teams": ["ghost"]}, {})
+    (project / "__main__.py").write_text((PROJECT_DIR / "__main__.py").read_text())
+    from offline.render import render_stack
+
+    with pytest.raises(ConfigError, match="team 'ghost' is not defined"):
+        render_stack(project, "test")
+
+
+def test_program_refuses_invalid_config_before_declaring_anything(tmp_path):
+    """The program itself (as `pulumi up` runs it) validates first: bad config, zero resources."""
+    import runpy
+
+    from components.config import ConfigError
+    from offline.monitor import CapturingMonitor
+    from tests.harness import MINIMAL_SETTINGS, run_component, write_project
+
+    project = write_project(tmp_path, {**MINIMAL_SETTINGS, "karpenter": {"replicas": 0}}, {})
+    (project / "__main__.py").write_text((PROJECT_DIR / "__main__.py").read_text())
+    config = {"karpenter-platform:cluster": json.dumps(MINIMAL_SETTINGS["cluster"]),
+              "karpenter-platform:karpenter": json.dumps({"replicas": 0})}
+    declared = []
+    original = CapturingMonitor.RegisterResource
+
+    def spy(self, request):
+        declared.append(request.type)
+        return original(self, request)
+
+    CapturingMonitor.RegisterResource = spy
+    try:
+        with pytest.raises(ConfigError, match=r"karpenter-platform:karpenter.replicas"):
+            run_component(lambda: runpy.run_path(str(project / "__main__.py"), run_name="__main__"), config=config)
+    finally:
+        CapturingMonitor.RegisterResource = original
+    assert [t for t in declared if t != "pulumi:pulumi:Stack"] == []
