@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
@@ -43,12 +44,35 @@ class SubnetSelection(Model):
         return self
 
 
+ONE_SECURITY_GROUP = (
+    "exactly one security group gets karpenter.sh/discovery: give a single id (securityGroup.id: sg-...), "
+    "or leave securityGroup unset to tag the cluster security group; several tagged groups break the "
+    "AWS Load Balancer Controller"
+)
+
+
 class SecurityGroupSelection(Model):
     """The one security group that gets the discovery tag. Tagging several breaks the AWS Load
     Balancer Controller, so this is a single id, or the cluster security group."""
 
     id: str | None = None
     """A security group id; when unset the cluster security group EKS created is tagged."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_several(cls, data: Any) -> Any:
+        # A list here, or an `ids` key, is someone trying to tag several groups: say why not,
+        # rather than pydantic's "Input should be a valid dictionary".
+        if isinstance(data, (list, tuple)) or (isinstance(data, dict) and {"ids", "securityGroupIds"} & data.keys()):
+            raise ValueError(ONE_SECURITY_GROUP)
+        return data
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _single_id(cls, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            raise ValueError(ONE_SECURITY_GROUP)
+        return value
 
     @field_validator("id")
     @classmethod
@@ -73,6 +97,13 @@ class ClusterConfig(Model):
     """Subnets Karpenter launches nodes into."""
     security_group: SecurityGroupSelection = Field(default_factory=SecurityGroupSelection)
     """The single security group for Karpenter's nodes."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_group_list(cls, data: Any) -> Any:
+        if isinstance(data, dict) and {"securityGroups", "securityGroupIds", "security_groups"} & data.keys():
+            raise ValueError(f"securityGroups is not a key: {ONE_SECURITY_GROUP}")
+        return data
 
     @field_validator("region")
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal
 
@@ -11,6 +12,8 @@ from .base import Model
 from .kube import DnsLabel, Quantity
 
 _SEMVER = re.compile(r"^\d+\.\d+\.\d+$")
+# IAM's limit for the inline policies of one role (minified JSON; whitespace is not counted).
+INLINE_ROLE_POLICY_MAX_CHARS = 10240
 
 
 class FeatureGates(Model):
@@ -48,7 +51,12 @@ class NodeRoleConfig(Model):
     existing_arn: str | None = None
     """Use this existing role instead of creating `KarpenterNodeRole-<cluster>`."""
     create_instance_profile: bool = False
-    """Karpenter creates instance profiles from `EC2NodeClass.spec.role`; set only if you need your own."""
+    """Karpenter creates instance profiles from `EC2NodeClass.spec.role`; set only if you need your own
+    (`KarpenterNodeInstanceProfile-<cluster>`, for an EC2NodeClass using `spec.instanceProfile`)."""
+    create_access_entry: bool = True
+    """Create the EKS access entry (type EC2_LINUX) that lets nodes with this role join. Set false only for
+    an `existingArn` that already has one (EKS creates one for a managed node group's role); a second
+    entry for the same role fails."""
 
     @field_validator("existing_arn")
     @classmethod
@@ -80,9 +88,11 @@ class KarpenterConfig(Model):
     log_level: Literal["debug", "info", "error"] = "info"
     """Controller log level."""
     extra_iam_statements: list[dict[str, Any]] = Field(default_factory=list)
-    """IAM statements added to the controller role (as an extra inline policy), in IAM JSON form."""
+    """IAM statements added to the controller role as one extra inline policy (`KarpenterControllerExtra`),
+    in IAM JSON form; at most 10,240 characters of minified JSON (IAM's inline role policy limit)."""
     permissions_boundary: str | None = None
-    """ARN of a permissions boundary for the roles this stack creates."""
+    """ARN of a permissions boundary for the roles this stack creates (controller role, and the node
+    role unless `nodeRole.existingArn` is given)."""
     node_role: NodeRoleConfig = Field(default_factory=NodeRoleConfig)
     """The nodes' IAM role."""
 
@@ -102,6 +112,15 @@ class KarpenterConfig(Model):
                 raise ValueError(f"statement {index} lacks {', '.join(sorted(missing))}")
             if statement["Effect"] not in ("Allow", "Deny"):
                 raise ValueError(f"statement {index}: Effect must be Allow or Deny")
+        sids = [s["Sid"] for s in statements if "Sid" in s]
+        duplicates = sorted({sid for sid in sids if sids.count(sid) > 1})
+        if duplicates:
+            raise ValueError(f"Sid {', '.join(map(repr, duplicates))} is used twice; IAM needs unique Sids in a policy")
+        # IAM refuses the whole deployment otherwise, long after this config was accepted.
+        size = len(json.dumps({"Version": "2012-10-17", "Statement": statements}, separators=(",", ":")))
+        if size > INLINE_ROLE_POLICY_MAX_CHARS:
+            raise ValueError(f"the statements make a {size}-character policy; IAM allows {INLINE_ROLE_POLICY_MAX_CHARS} "
+                             "for a role's inline policies")
         return statements
 
     @field_validator("permissions_boundary")
