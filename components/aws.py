@@ -1,29 +1,166 @@
 """The AWS side of Karpenter: controller and node roles, access entry, discovery tags, interruption queue.
 
-Foundation stage: exposes the names the Kubernetes side needs; the resources themselves are
-declared by the AWS-side work (issue #3) behind this same interface.
+A thin shell over the pure builders in `iam`, `interruption` and `discovery`: this module only
+decides which resources a stack's config calls for and wires their outputs together.
 """
 
 from __future__ import annotations
 
-import pulumi
+import json
 
+import pulumi
+import pulumi_aws as aws
+
+from . import iam
 from .cluster import ExistingCluster
 from .config import PlatformConfig
+from .discovery import DiscoveryTags
+from .interruption import InterruptionQueue
+
+# The annotation IRSA reads on the controller's service account.
+IRSA_ROLE_ANNOTATION = "eks.amazonaws.com/role-arn"
 
 
 class KarpenterAws(pulumi.ComponentResource):
-    """Outputs: `controller_role_arn`, `node_role_name`, `node_role_arn`, `queue_name` (None when
-    interruption handling is off)."""
+    """Everything Karpenter needs in AWS for one cluster.
 
-    def __init__(self, name: str, config: PlatformConfig, cluster: ExistingCluster, opts: pulumi.ResourceOptions | None = None):
+    Outputs: `controller_role_arn`, `controller_role_name`, `node_role_name`, `node_role_arn`,
+    `queue_name` / `queue_arn` / `queue_url` (None when `karpenter.interruptionHandling` is false),
+    `instance_profile_name` (None unless `nodeRole.createInstanceProfile`),
+    `service_account_annotations` (the IRSA annotation, or {} for Pod Identity),
+    `subnet_selector_tags` and `security_group_selector_tags` (for the EC2NodeClasses).
+    """
+
+    def __init__(self, name: str, config: PlatformConfig, cluster: ExistingCluster,
+                 opts: pulumi.ResourceOptions | None = None):
         super().__init__("karpenter-platform:index:KarpenterAws", name, None, opts)
-        self.node_role_name = cluster.name.apply(lambda n: f"KarpenterNodeRole-{n}")
-        self.node_role_arn = pulumi.Output.all(cluster.partition, cluster.account_id, self.node_role_name).apply(
-            lambda a: f"arn:{a[0]}:iam::{a[1]}:role/{a[2]}"
+        self._name = name
+        self._child = pulumi.ResourceOptions(parent=self)
+        self._cluster = cluster
+        self._karpenter = config.settings.karpenter
+
+        self._declare_node_role()
+        self.queue_name: pulumi.Output[str] | None = None
+        self.queue_arn: pulumi.Output[str] | None = None
+        self.queue_url: pulumi.Output[str] | None = None
+        if self._karpenter.interruption_handling:
+            queue = InterruptionQueue(f"{name}-interruption", cluster_name=cluster.name, region=cluster.region,
+                                      opts=self._child)
+            self.queue_name, self.queue_arn, self.queue_url = queue.queue_name, queue.queue_arn, queue.queue_url
+        self._declare_controller_role()
+        discovery = DiscoveryTags(f"{name}-discovery", cluster_name=cluster.name, subnets=config.settings.cluster.subnets,
+                                  security_group_id=cluster.security_group_id, region=cluster.region, opts=self._child)
+        self.subnet_selector_tags = discovery.subnet_selector_tags
+        self.security_group_selector_tags = discovery.security_group_selector_tags
+        self.register_outputs({
+            "controllerRoleArn": self.controller_role_arn,
+            "nodeRoleName": self.node_role_name,
+            "nodeRoleArn": self.node_role_arn,
+            "queueName": self.queue_name,
+        })
+
+    def _declare_node_role(self) -> None:
+        """The nodes' role (or an existing one), its access entry, and an optional instance profile."""
+        name, child, cluster, karpenter = self._name, self._child, self._cluster, self._karpenter
+        node = karpenter.node_role
+        if node.existing_arn:
+            # Someone else's role: reference it only, never attach policies to it.
+            self.node_role_arn: pulumi.Output[str] = pulumi.Output.from_input(node.existing_arn)
+            self.node_role_name: pulumi.Output[str] = pulumi.Output.from_input(iam.role_name_from_arn(node.existing_arn))
+        else:
+            dns_suffix = aws.get_partition_output(opts=pulumi.InvokeOptions(parent=self)).dns_suffix
+            role = aws.iam.Role(
+                f"{name}-node",
+                name=cluster.name.apply(iam.node_role_name),
+                description="Nodes launched by Karpenter",
+                assume_role_policy=dns_suffix.apply(lambda suffix: json.dumps(iam.node_trust(suffix))),
+                permissions_boundary=karpenter.permissions_boundary,
+                opts=child,
+            )
+            for policy in iam.NODE_MANAGED_POLICIES:
+                aws.iam.RolePolicyAttachment(
+                    f"{name}-node-{policy}",
+                    role=role.name,
+                    policy_arn=cluster.partition.apply(lambda p, n=policy: iam.node_managed_policy_arns(p)[n]),
+                    opts=child,
+                )
+            self.node_role_arn, self.node_role_name = role.arn, role.name
+        if node.create_access_entry:
+            # Without it nodes boot and never join: the API server does not know the role.
+            aws.eks.AccessEntry(
+                f"{name}-node-access-entry",
+                cluster_name=cluster.name,
+                principal_arn=self.node_role_arn,
+                type="EC2_LINUX",
+                region=cluster.region,
+                opts=child,
+            )
+        self.instance_profile_name: pulumi.Output[str] | None = None
+        if node.create_instance_profile:
+            profile = aws.iam.InstanceProfile(
+                f"{name}-node-instance-profile",
+                name=cluster.name.apply(iam.node_instance_profile_name),
+                role=self.node_role_name,
+                opts=child,
+            )
+            self.instance_profile_name = profile.name
+
+    def _controller_trust(self) -> pulumi.Input[str]:
+        karpenter, cluster = self._karpenter, self._cluster
+        if karpenter.identity == "podIdentity":
+            return json.dumps(iam.pod_identity_trust())
+        return pulumi.Output.all(cluster.partition, cluster.account_id, cluster.oidc_issuer).apply(
+            lambda a: json.dumps(iam.irsa_trust(partition=a[0], account_id=a[1], issuer_url=a[2],
+                                                namespace=karpenter.namespace, service_account=karpenter.service_account))
         )
-        self.controller_role_arn = pulumi.Output.all(cluster.partition, cluster.account_id, cluster.name).apply(
-            lambda a: f"arn:{a[0]}:iam::{a[1]}:role/{a[2]}-karpenter"
+
+    def _declare_controller_role(self) -> None:
+        """The controller's role, the six (five without a queue) upstream policies, extra statements,
+        and for Pod Identity the association with the controller's service account."""
+        name, child, cluster, karpenter = self._name, self._child, self._cluster, self._karpenter
+        role = aws.iam.Role(
+            f"{name}-controller",
+            name=cluster.name.apply(iam.controller_role_name),
+            description="Karpenter controller",
+            assume_role_policy=self._controller_trust(),
+            permissions_boundary=karpenter.permissions_boundary,
+            opts=child,
         )
-        self.queue_name = cluster.name if config.settings.karpenter.interruption_handling else None
-        self.register_outputs({})
+        documents = pulumi.Output.all(
+            partition=cluster.partition, account_id=cluster.account_id, cluster_name=cluster.name,
+            node_role_arn=self.node_role_arn, queue_arn=self.queue_arn,
+        ).apply(lambda a: iam.controller_policies(
+            iam.Scope(a["partition"], cluster.region, a["account_id"], a["cluster_name"]),
+            node_role_arn=a["node_role_arn"], queue_arn=a["queue_arn"],
+        ))
+        self.controller_policy_arns: dict[str, pulumi.Output[str]] = {}
+        for key in iam.controller_policy_keys(interruption=self.queue_arn is not None):
+            slug = iam.CONTROLLER_POLICY_SLUGS[key]
+            policy = aws.iam.Policy(
+                f"{name}-controller-{slug}",
+                name=cluster.name.apply(lambda c, k=key: iam.controller_policy_name(k, c)),
+                policy=documents.apply(lambda docs, k=key: json.dumps(docs[k])),
+                opts=child,
+            )
+            aws.iam.RolePolicyAttachment(f"{name}-controller-{slug}-attachment", role=role.name,
+                                         policy_arn=policy.arn, opts=child)
+            self.controller_policy_arns[key] = policy.arn
+        extra = iam.extra_policy(karpenter.extra_iam_statements)
+        if extra is not None:
+            aws.iam.RolePolicy(f"{name}-controller-extra", role=role.name, name=iam.EXTRA_POLICY_NAME,
+                               policy=json.dumps(extra), opts=child)
+        if karpenter.identity == "podIdentity":
+            aws.eks.PodIdentityAssociation(
+                f"{name}-controller-pod-identity",
+                cluster_name=cluster.name,
+                namespace=karpenter.namespace,
+                service_account=karpenter.service_account,
+                role_arn=role.arn,
+                region=cluster.region,
+                opts=child,
+            )
+            self.service_account_annotations: pulumi.Output[dict[str, str]] = pulumi.Output.from_input({})
+        else:
+            self.service_account_annotations = role.arn.apply(lambda arn: {IRSA_ROLE_ANNOTATION: arn})
+        self.controller_role_arn: pulumi.Output[str] = role.arn
+        self.controller_role_name: pulumi.Output[str] = role.name
