@@ -1,0 +1,17 @@
+"""CrossGuard entry point, run by `pulumi preview --policy-pack policies`.
+
+Only constructs the PolicyPack: constructing it starts the analyzer's gRPC server and blocks
+until the engine is done. The policies live in importable modules (policies.catalogue).
+"""
+
+import sys
+from pathlib import Path
+
+# The CLI runs this folder as a script (sys.path[0] is policies/); import the pack as a package.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pulumi_policy import PolicyPack  # noqa: E402
+
+from policies.crossguard import DESCRIPTION, PACK_NAME, build_policies, environment_from_env  # noqa: E402
+
+PolicyPack(name=PACK_NAME, policies=build_policies(environment_from_env()), description=DESCRIPTION)

@@ -1,0 +1,121 @@
+"""`python -m policies.check build/<stack>`: the policy pack over an offline render, no CLI.
+
+Reads build/<stack>/resources.json (and outputs.json for the environment), writes
+build/<stack>/policy-report.json (a JSON list of {"policy", "resource", "level", "message"}),
+prints the violations, and exits 3 when a mandatory policy is violated, 0 otherwise, 2 when the
+input or the config cannot be read.
+
+    --environment ENV   judge as this environment (default: outputs.json "environment")
+    --config FILE       policy config, same JSON shape as `pulumi preview --policy-pack-config`
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+from .catalogue import ALL
+from .engine import Finding, evaluate, resolve, validate_config
+from .levels import MANDATORY
+from .model import Resource, Stack
+
+EXIT_OK, EXIT_UNREADABLE, EXIT_MANDATORY = 0, 2, 3
+REPORT = "policy-report.json"
+
+
+class InputError(Exception):
+    pass
+
+
+def resource_from_render(entry: Mapping[str, Any]) -> Resource:
+    """One resources.json entry (as offline.render writes it) as a policy Resource."""
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("type"), str):
+        raise InputError(f"not a resource entry: {str(entry)[:120]}")
+    options = entry.get("options") or {}
+    inputs = entry.get("inputs")
+    return Resource(
+        type=entry["type"],
+        name=str(entry.get("name", "")),
+        urn=str(entry.get("urn") or f"{entry['type']}::{entry.get('name', '')}"),
+        props=inputs if isinstance(inputs, Mapping) else {},
+        protect=bool(options.get("protect", False)),
+        retain_on_delete=bool(options.get("retainOnDelete", False)),
+        parent=entry.get("parent"),
+    )
+
+
+def load_stack(build_dir: Path, environment: str | None = None) -> Stack:
+    try:
+        entries = json.loads((build_dir / "resources.json").read_text())
+    except FileNotFoundError:
+        raise InputError(f"{build_dir / 'resources.json'} not found; run `python -m offline.render <stack>` first") from None
+    except (OSError, json.JSONDecodeError) as err:
+        raise InputError(f"{build_dir / 'resources.json'} is not readable JSON: {err}") from None
+    if not isinstance(entries, list):
+        raise InputError(f"{build_dir / 'resources.json'} must hold a JSON list of resources")
+    if environment is None:
+        outputs_file = build_dir / "outputs.json"
+        try:
+            outputs = json.loads(outputs_file.read_text()) if outputs_file.exists() else {}
+        except (OSError, json.JSONDecodeError) as err:
+            raise InputError(f"{outputs_file} is not readable JSON: {err}") from None
+        environment = outputs.get("environment") if isinstance(outputs, Mapping) else None
+        if not isinstance(environment, str):
+            environment = None
+    return Stack(environment, tuple(resource_from_render(e) for e in entries))
+
+
+def load_config(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        config = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise InputError(f"config {path} is not readable JSON: {err}") from None
+    problems = validate_config(config)
+    if problems:
+        raise InputError(f"config {path}:\n  " + "\n  ".join(problems))
+    return config
+
+
+def format_findings(findings: list[Finding], stack: Stack, config: Mapping[str, Any]) -> str:
+    lines = [f"Policy pack over {len(stack.resources)} resources, environment "
+             f"{stack.environment or '(unknown: strictest defaults)'}:"]
+    order = {MANDATORY: 0}
+    for finding in sorted(findings, key=lambda f: (order.get(f.level, 1), f.policy, f.label)):
+        where = finding.label or finding.urn or "stack"
+        lines.append(f"  [{finding.level}] {finding.policy}: {where}")
+        lines.append(f"      {finding.message}")
+    mandatory = sum(f.level == MANDATORY for f in findings)
+    active = [p for p in ALL if resolve(p, stack.environment, config).level != "disabled"]
+    lines.append(f"{len(active)} of {len(ALL)} policies ran; {mandatory} mandatory and "
+                 f"{len(findings) - mandatory} advisory violation(s).")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m policies.check", description=__doc__.splitlines()[0])
+    parser.add_argument("build_dir", type=Path, help="folder written by `python -m offline.render` (build/<stack>)")
+    parser.add_argument("--environment", help="environment whose levels and ceilings apply (default: outputs.json)")
+    parser.add_argument("--config", type=Path, help="policy config JSON (same shape as --policy-pack-config)")
+    parser.add_argument("--report", type=Path, help=f"where to write the report (default: <build_dir>/{REPORT})")
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(args.config)
+        stack = load_stack(args.build_dir, args.environment)
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    findings = evaluate(stack, config)
+    report = args.report or args.build_dir / REPORT
+    report.write_text(json.dumps([f.to_json() for f in findings], indent=2) + "\n")
+    print(format_findings(findings, stack, config))
+    print(f"Wrote {report}")
+    return EXIT_MANDATORY if any(f.level == MANDATORY for f in findings) else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
