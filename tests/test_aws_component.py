@@ -244,6 +244,8 @@ def test_render_exports_roles_queue_and_cluster(stack):
     assert outputs["nodeRoleName"] == f"KarpenterNodeRole-{cluster}"
     assert outputs["nodeRoleArn"] == f"arn:aws:iam::{ACCOUNT_ID}:role/KarpenterNodeRole-{cluster}"
     assert outputs["interruptionQueueName"] == cluster
+    assert outputs["controllerRoleName"] == f"{cluster}-karpenter"
+    assert outputs["interruptionQueueArn"] == f"arn:aws:sqs:us-east-1:{ACCOUNT_ID}:{cluster}"
 
 
 @pytest.mark.parametrize("stack", STACKS)
