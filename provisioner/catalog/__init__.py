@@ -1,0 +1,38 @@
+"""The EC2 catalog: shipped offline facts, a `--catalog` JSON file, or live AWS (catalog.aws)."""
+from __future__ import annotations
+
+from importlib import resources
+import json
+
+from ..errors import InputError
+from .facts import (DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, Catalog, OfferingFact, TypeFacts,
+                    catalog_from_dict)
+from .overlay import apply_overlays
+
+SHIPPED = "data/ec2-instance-types.json"
+_shipped: Catalog | None = None
+
+
+def shipped_catalog() -> Catalog:
+    """The catalog shipped in the package (a copy of shared/data/ec2-instance-types.json)."""
+    global _shipped
+    if _shipped is None:
+        text = resources.files("provisioner").joinpath(SHIPPED).read_text(encoding="utf-8")
+        _shipped = catalog_from_dict(json.loads(text), origin=f"provisioner/{SHIPPED}")
+    return _shipped
+
+
+def load_catalog_file(path: str) -> Catalog:
+    """A JSON file in the shared catalog format; types may carry `offerings` that replace the generated ones."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        raise InputError("catalog file not found", origin=path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", origin=path) from None
+    return catalog_from_dict(data, origin=path)
+
+
+__all__ = ["Catalog", "TypeFacts", "OfferingFact", "catalog_from_dict", "shipped_catalog", "load_catalog_file",
+           "apply_overlays", "DEFAULT_REGION", "DEFAULT_ZONES", "DEFAULT_SPOT_DISCOUNT"]

@@ -1,0 +1,33 @@
+"""`provisioner` command line: a thin argparse shell over the subcommand modules.
+
+Each subcommand module exposes `register(subparsers)` (adds its parser and sets `run`); to add
+one, import its module and append it to SUBCOMMANDS.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .commands import simulate as simulate_command
+from .errors import InputError
+
+SUBCOMMANDS = [simulate_command]
+EXIT_INVALID_INPUT = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="provisioner",
+                                     description="Karpenter's provisioning decisions, offline or in the cluster.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in SUBCOMMANDS:
+        module.register(subparsers)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID_INPUT

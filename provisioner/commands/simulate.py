@@ -1,0 +1,59 @@
+"""`provisioner simulate`: read manifests, plan, print JSON or a table. All I/O lives here."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..api import simulate
+from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load_catalog_file
+from ..errors import InputError
+from ..manifests import read_paths
+from ..report import render_table
+
+
+def _zones(text: str) -> list:
+    zones = [z.strip() for z in text.split(",") if z.strip()]
+    if not zones:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of zones")
+    return zones
+
+
+def _discount(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError("expected a fraction in [0, 1)")
+    return value
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "simulate", help="what Karpenter would launch for these manifests, what it costs, and why pods stay Pending",
+        description="Simulate Karpenter v1.14 provisioning for NodePools, EC2NodeClasses, workloads and existing Nodes.")
+    parser.add_argument("-f", "--filename", dest="paths", action="append", required=True, metavar="PATH",
+                        help="YAML file or folder of multi-document YAML (repeatable)")
+    parser.add_argument("--catalog", metavar="PATH", help="instance-type catalog JSON (default: the shipped EC2 catalog)")
+    parser.add_argument("--region", default=DEFAULT_REGION, help=f"AWS region label (default {DEFAULT_REGION})")
+    parser.add_argument("--zones", type=_zones, default=list(DEFAULT_ZONES), metavar="A,B,C",
+                        help=f"zones offered (default {','.join(DEFAULT_ZONES)})")
+    parser.add_argument("--spot-discount", type=_discount, default=DEFAULT_SPOT_DISCOUNT, metavar="FRACTION",
+                        help=f"assumed spot discount off on-demand for estimated spot prices (default {DEFAULT_SPOT_DISCOUNT})")
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    objects, origins = read_paths(args.paths)
+    catalog = load_catalog_file(args.catalog) if args.catalog else None
+    if catalog is not None and not catalog.types:
+        raise InputError("the catalog has no instance types", origin=args.catalog)
+    result = simulate(objects, catalog=catalog, region=args.region, zones=args.zones,
+                      spot_discount=args.spot_discount, origins=origins)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.output == "json":
+        json.dump(result.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_table(result))
+    return 0

@@ -1,0 +1,105 @@
+"""Typed access to Kubernetes object dicts that reports the key path of anything malformed."""
+from __future__ import annotations
+
+from .. import quantity
+from ..errors import InputError
+from ..scheduling.requirements import POD_OPERATORS, Requirement, Requirements
+from ..scheduling.taints import EFFECTS, TOLERATION_OPERATORS, Taint, Toleration
+
+
+class Ctx:
+    """Where an object came from; every accessor takes the key path it is reading."""
+
+    def __init__(self, origin: str | None, kind: str, name: str):
+        self.origin = origin
+        self.label = f'{kind} "{name}"'
+
+    def error(self, path: str, message: str) -> InputError:
+        return InputError(message, origin=self.origin, obj=self.label, path=path)
+
+    def mapping(self, value, path: str) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.error(path, f"expected a mapping, got {type(value).__name__}")
+        return value
+
+    def sequence(self, value, path: str) -> list:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.error(path, f"expected a list, got {type(value).__name__}")
+        return value
+
+    def string(self, value, path: str, default: str = "") -> str:
+        if value is None:
+            return default
+        if isinstance(value, (dict, list)):
+            raise self.error(path, f"expected a string, got {type(value).__name__}")
+        return str(value)
+
+    def integer(self, value, path: str, default: int | None = None) -> int | None:
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise self.error(path, f"expected an integer, got {value!r}")
+        try:
+            return int(value)
+        except ValueError:
+            raise self.error(path, f"expected an integer, got {value!r}") from None
+
+    def quantity(self, value, path: str) -> int:
+        try:
+            return quantity.parse(value)
+        except ValueError as exc:
+            raise self.error(path, str(exc)) from None
+
+    def resource_list(self, value, path: str) -> dict:
+        return {str(k): self.quantity(v, f"{path}.{k}") for k, v in self.mapping(value, path).items()}
+
+    def string_map(self, value, path: str) -> dict:
+        return {str(k): self.string(v, f"{path}.{k}") for k, v in self.mapping(value, path).items()}
+
+    def requirements(self, value, path: str, operators=POD_OPERATORS, min_values: bool = False) -> Requirements:
+        """A list of NodeSelectorRequirements (optionally WithMinValues) as one conjunction."""
+        reqs = Requirements()
+        for i, item in enumerate(self.sequence(value, path)):
+            item_path = f"{path}[{i}]"
+            item = self.mapping(item, item_path)
+            key = self.string(item.get("key"), f"{item_path}.key")
+            if not key:
+                raise self.error(f"{item_path}.key", "missing")
+            values = [self.string(v, f"{item_path}.values") for v in self.sequence(item.get("values"), f"{item_path}.values")]
+            minimum = self.integer(item.get("minValues"), f"{item_path}.minValues") if min_values else None
+            try:
+                reqs.add(Requirement.of(key, self.string(item.get("operator"), f"{item_path}.operator"),
+                                        values, minimum, operators))
+            except ValueError as exc:
+                sub = "operator" if "operator" in str(exc) and "unknown" in str(exc) else "values"
+                raise self.error(f"{item_path}.{sub}", str(exc)) from None
+        return reqs
+
+    def taints(self, value, path: str) -> tuple:
+        out = []
+        for i, item in enumerate(self.sequence(value, path)):
+            item = self.mapping(item, f"{path}[{i}]")
+            effect = self.string(item.get("effect"), f"{path}[{i}].effect")
+            if effect not in EFFECTS:
+                raise self.error(f"{path}[{i}].effect", f"unknown taint effect {effect!r}")
+            out.append(Taint(self.string(item.get("key"), f"{path}[{i}].key"),
+                             self.string(item.get("value"), f"{path}[{i}].value"), effect))
+        return tuple(out)
+
+    def tolerations(self, value, path: str) -> tuple:
+        out = []
+        for i, item in enumerate(self.sequence(value, path)):
+            item = self.mapping(item, f"{path}[{i}]")
+            operator = self.string(item.get("operator"), f"{path}[{i}].operator")
+            if operator not in TOLERATION_OPERATORS:
+                raise self.error(f"{path}[{i}].operator", f"unknown toleration operator {operator!r}")
+            effect = self.string(item.get("effect"), f"{path}[{i}].effect")
+            if effect and effect not in EFFECTS:
+                raise self.error(f"{path}[{i}].effect", f"unknown taint effect {effect!r}")
+            out.append(Toleration(self.string(item.get("key"), f"{path}[{i}].key"), operator,
+                                  self.string(item.get("value"), f"{path}[{i}].value"), effect))
+        return tuple(out)

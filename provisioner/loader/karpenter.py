@@ -1,0 +1,166 @@
+"""Node-shaped objects: NodePool (karpenter.sh/v1), EC2NodeClass (karpenter.k8s.aws/v1),
+NodeOverlay (karpenter.sh/v1alpha1) and existing Nodes."""
+from __future__ import annotations
+
+from .. import labels as L
+from ..models import ExistingNode, KubeletConfig, NodeClass, NodeClassRef, NodeOverlay, NodePool
+from ..scheduling.requirements import NODEPOOL_OPERATORS
+from ..scheduling.taints import Taint
+from .fields import Ctx
+
+_ALIAS_FAMILIES = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket",
+                   "windows2019": "Windows2019", "windows2022": "Windows2022", "windows2025": "Windows2025"}
+_RESTRICTED_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
+
+
+def restricted(key: str) -> str | None:
+    """Why a NodePool may not use this label key (IsRestrictedLabel), or None."""
+    if key in L.WELL_KNOWN_LABELS:
+        return None
+    domain = key.split("/", 1)[0] if "/" in key else ""
+    if any(domain == d or domain.endswith("." + d) for d in _RESTRICTED_DOMAINS) or key in L.RESTRICTED_LABELS:
+        return f"label {key} is restricted: Karpenter sets it itself (use a well-known label or another domain)"
+    return None
+
+
+def load_nodepool(obj: dict, ctx: Ctx) -> NodePool:
+    metadata = ctx.mapping(obj.get("metadata"), "metadata")
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    template = ctx.mapping(spec.get("template"), "spec.template")
+    tspec = ctx.mapping(template.get("spec"), "spec.template.spec")
+    ref = tspec.get("nodeClassRef")
+    if not ref:
+        raise ctx.error("spec.template.spec.nodeClassRef", "missing: every NodePool needs a nodeClassRef")
+    ref = ctx.mapping(ref, "spec.template.spec.nodeClassRef")
+    ref_name = ctx.string(ref.get("name"), "spec.template.spec.nodeClassRef.name")
+    if not ref_name:
+        raise ctx.error("spec.template.spec.nodeClassRef.name", "missing")
+    labels = ctx.string_map(ctx.mapping(template.get("metadata"), "spec.template.metadata").get("labels"),
+                            "spec.template.metadata.labels")
+    for key in labels:
+        if (why := restricted(key)) is not None:
+            raise ctx.error(f"spec.template.metadata.labels.{key}", why)
+    requirements = ctx.requirements(tspec.get("requirements"), "spec.template.spec.requirements",
+                                    NODEPOOL_OPERATORS, min_values=True)
+    for key in requirements.keys():
+        if (why := restricted(key)) is not None:
+            raise ctx.error("spec.template.spec.requirements", why)
+    limits = ctx.resource_list(spec.get("limits"), "spec.limits")
+    return NodePool(
+        name=ctx.string(metadata.get("name"), "metadata.name"),
+        node_class_ref=NodeClassRef(ctx.string(ref.get("group"), "nodeClassRef.group", "karpenter.k8s.aws"),
+                                    ctx.string(ref.get("kind"), "nodeClassRef.kind", "EC2NodeClass"), ref_name),
+        requirements=requirements, labels=labels,
+        taints=ctx.taints(tspec.get("taints"), "spec.template.spec.taints"),
+        startup_taints=ctx.taints(tspec.get("startupTaints"), "spec.template.spec.startupTaints"),
+        limits=limits, weight=ctx.integer(spec.get("weight"), "spec.weight", 0),
+        replicas=ctx.integer(spec.get("replicas"), "spec.replicas"),
+    )
+
+
+def _ami_family(ctx: Ctx, spec: dict) -> str:
+    for i, term in enumerate(ctx.sequence(spec.get("amiSelectorTerms"), "spec.amiSelectorTerms")):
+        alias = ctx.string(ctx.mapping(term, f"spec.amiSelectorTerms[{i}]").get("alias"), f"spec.amiSelectorTerms[{i}].alias")
+        if alias:
+            family = _ALIAS_FAMILIES.get(alias.split("@", 1)[0].lower())
+            if family is None:
+                raise ctx.error(f"spec.amiSelectorTerms[{i}].alias", f"unknown AMI alias {alias!r}")
+            return family
+    family = ctx.string(spec.get("amiFamily"), "spec.amiFamily")
+    if family:
+        return family
+    return "Custom" if spec.get("amiSelectorTerms") else "AL2023"
+
+
+def _root_volume(ctx: Ctx, spec: dict, family: str) -> int | None:
+    device = {"Bottlerocket": "/dev/xvdb"}.get(family, "/dev/sda1" if family.startswith("Windows") else "/dev/xvda")
+    mappings = [ctx.mapping(m, f"spec.blockDeviceMappings[{i}]")
+                for i, m in enumerate(ctx.sequence(spec.get("blockDeviceMappings"), "spec.blockDeviceMappings"))]
+
+    def size(i: int, mapping: dict):
+        ebs = ctx.mapping(mapping.get("ebs"), f"spec.blockDeviceMappings[{i}].ebs")
+        raw = ebs.get("volumeSize")
+        return None if raw is None else ctx.quantity(raw, f"spec.blockDeviceMappings[{i}].ebs.volumeSize")
+
+    for i, m in enumerate(mappings):
+        if m.get("rootVolume"):
+            return size(i, m)
+    if family == "Custom" and mappings:
+        return size(len(mappings) - 1, mappings[-1])
+    for i, m in enumerate(mappings):
+        if m.get("deviceName") == device:
+            return size(i, m)
+    return None
+
+
+def load_nodeclass(obj: dict, ctx: Ctx) -> NodeClass:
+    metadata = ctx.mapping(obj.get("metadata"), "metadata")
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    kubelet = ctx.mapping(spec.get("kubelet"), "spec.kubelet")
+    eviction = ctx.string_map(kubelet.get("evictionHard"), "spec.kubelet.evictionHard")
+    for signal, value in eviction.items():
+        if not value.endswith("%"):
+            ctx.quantity(value, f"spec.kubelet.evictionHard.{signal}")
+    family = _ami_family(ctx, spec)
+    subnets = ctx.sequence(ctx.mapping(obj.get("status"), "status").get("subnets"), "status.subnets")
+    zones = frozenset(str(s["zone"]) for s in subnets if isinstance(s, dict) and s.get("zone")) or None
+    max_pods = kubelet.get("maxPods")
+    return NodeClass(
+        name=ctx.string(metadata.get("name"), "metadata.name"),
+        ami_family=family,
+        kubelet=KubeletConfig(
+            max_pods=None if isinstance(max_pods, str) else ctx.integer(max_pods, "spec.kubelet.maxPods"),
+            pods_per_core=ctx.integer(kubelet.get("podsPerCore"), "spec.kubelet.podsPerCore"),
+            kube_reserved=tuple(sorted(ctx.resource_list(kubelet.get("kubeReserved"), "spec.kubelet.kubeReserved").items())),
+            system_reserved=tuple(sorted(ctx.resource_list(kubelet.get("systemReserved"), "spec.kubelet.systemReserved").items())),
+            eviction_hard=tuple(sorted(eviction.items())),
+        ),
+        root_volume=_root_volume(ctx, spec, family),
+        instance_store_policy=ctx.string(spec.get("instanceStorePolicy"), "spec.instanceStorePolicy") or None,
+        zones=zones,
+    )
+
+
+def load_overlay(obj: dict, ctx: Ctx) -> NodeOverlay:
+    metadata = ctx.mapping(obj.get("metadata"), "metadata")
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    price = spec.get("price")
+    adjustment = spec.get("priceAdjustment")
+    if price is not None and adjustment is not None:
+        raise ctx.error("spec", "cannot set both price and priceAdjustment")
+    for field, raw in (("price", price), ("priceAdjustment", adjustment)):
+        if raw is not None:
+            text = str(raw).rstrip("%")
+            try:
+                float(text)
+            except ValueError:
+                raise ctx.error(f"spec.{field}", f"invalid value {raw!r}") from None
+    capacity = ctx.resource_list(spec.get("capacity"), "spec.capacity")
+    for name in capacity:
+        if name in (L.CPU, L.MEMORY, L.EPHEMERAL_STORAGE, L.PODS):
+            raise ctx.error(f"spec.capacity.{name}", "a NodeOverlay may only add extended resources")
+    return NodeOverlay(
+        name=ctx.string(metadata.get("name"), "metadata.name"),
+        requirements=ctx.requirements(spec.get("requirements"), "spec.requirements", NODEPOOL_OPERATORS),
+        weight=ctx.integer(spec.get("weight"), "spec.weight", 0),
+        price=None if price is None else str(price),
+        price_adjustment=None if adjustment is None else str(adjustment),
+        capacity=capacity,
+    )
+
+
+def load_node(obj: dict, ctx: Ctx) -> ExistingNode:
+    metadata = ctx.mapping(obj.get("metadata"), "metadata")
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    status = ctx.mapping(obj.get("status"), "status")
+    if not status.get("allocatable"):
+        raise ctx.error("status.allocatable", "missing: an existing Node needs status.allocatable")
+    allocatable = ctx.resource_list(status.get("allocatable"), "status.allocatable")
+    capacity = ctx.resource_list(status.get("capacity"), "status.capacity") or dict(allocatable)
+    taints = tuple(t for t in ctx.taints(spec.get("taints"), "spec.taints") if t.key not in L.EPHEMERAL_TAINT_KEYS)
+    if spec.get("unschedulable"):  # a cordoned node carries this taint
+        taints += (Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"),)
+    name = ctx.string(metadata.get("name"), "metadata.name")
+    labels = ctx.string_map(metadata.get("labels"), "metadata.labels")
+    labels.setdefault(L.HOSTNAME, name)
+    return ExistingNode(name, labels, taints, allocatable, capacity)

@@ -1,0 +1,65 @@
+"""The human-readable `-o table` report (pure formatting)."""
+from __future__ import annotations
+
+from collections import Counter
+
+from .quantity import format_quantity
+from .result import SimulationResult
+
+MAX_POD_NAMES = 4
+MAX_OPTIONS = 3
+
+
+def _table(rows: list) -> list:
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(str(cell).ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+
+
+def _pods(names: list) -> str:
+    shown = ", ".join(names[:MAX_POD_NAMES])
+    return shown + (f" (+{len(names) - MAX_POD_NAMES} more)" if len(names) > MAX_POD_NAMES else "")
+
+
+def _usage(requests: dict, allocatable: dict, name: str) -> str:
+    return f"{format_quantity(name, requests.get(name, 0))}/{format_quantity(name, allocatable.get(name, 0))}"
+
+
+def render_table(result: SimulationResult) -> str:
+    out = []
+    if result.nodeclaims:
+        rows = [("#", "NODEPOOL", "INSTANCE TYPE", "CAPACITY", "ZONE", "$/HOUR", "CPU", "MEMORY", "PODS", "ALSO FITS")]
+        for i, nc in enumerate(result.nodeclaims, 1):
+            price = f"{nc.price_usd_hour:.4f}" + ("*" if nc.price_is_estimate else "")
+            others = [o for o in nc.instance_type_options if o != nc.instance_type][:MAX_OPTIONS]
+            more = len(nc.instance_type_options) - 1 - len(others)
+            rows.append((i, nc.nodepool, nc.instance_type, nc.capacity_type, nc.zone, price,
+                         _usage(nc.requests, nc.allocatable, "cpu"), _usage(nc.requests, nc.allocatable, "memory"),
+                         len(nc.pods), ", ".join(others) + (f" (+{more})" if more > 0 else "")))
+        out.append(f"NodeClaims to launch ({len(result.nodeclaims)}):")
+        out.extend("  " + line for line in _table(rows))
+        out.append("")
+        out.append("Pods per NodeClaim:")
+        for i, nc in enumerate(result.nodeclaims, 1):
+            out.append(f"  {i}. {_pods(nc.pods)}")
+        out.append("")
+    else:
+        out.append("No new NodeClaims.")
+        out.append("")
+    if result.existing:
+        out.append("Pods placed on existing nodes:")
+        for node, pods in result.existing.items():
+            out.append(f"  {node}: {_pods(pods)}")
+        out.append("")
+    if result.unschedulable:
+        out.append(f"Unschedulable pods ({len(result.unschedulable)}):")
+        by_reason = Counter(u.reason for u in result.unschedulable)
+        for reason, count in by_reason.items():
+            names = [u.pod for u in result.unschedulable if u.reason == reason]
+            out.append(f"  {_pods(names)}")
+            out.append(f"    why: {reason}")
+        out.append("")
+    estimate = any(nc.price_is_estimate for nc in result.nodeclaims)
+    out.append(f"Summary: {result.pods} pods, {result.scheduled} scheduled, {len(result.unschedulable)} unschedulable, "
+               f"{len(result.nodeclaims)} new nodeclaims, ${result.price_usd_hour:.4f}/hour"
+               + (" (* spot prices are estimates)" if estimate else ""))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,210 @@
+"""Per-NodePool instance-type options as numpy arrays, so narrowing a NodeClaim is vectorised.
+
+A Template is a NodePool ready to launch NodeClaims (nodeclaimtemplate.go): its requirements, its
+compatible instance types (filtered once, as NewScheduler does), their allocatable minus the
+DaemonSet overhead that lands on each, and cached masks per requirement so that a NodeClaim whose
+requirements narrow re-filters its options with one vectorised AND per changed key.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import labels as L
+from ..quantity import format_resources
+from .daemons import overhead_for_type, template_candidates
+from .requirements import Requirement, Requirements
+
+_NEGATIVE = ("NotIn", "DoesNotExist")
+
+
+def template_requirements(nodepool) -> Requirements:
+    reqs = Requirements(nodepool.requirements.values())
+    labels = {**nodepool.labels, L.NODEPOOL: nodepool.name, L.NODECLASS: nodepool.node_class_ref.name}
+    reqs.add(*Requirements.from_labels(labels).values())
+    # DaemonSets may select on these, so NodeClaims simulate them (nodeclaimtemplate.go).
+    reqs.add(Requirement.in_(L.REGISTERED, "true"), Requirement.in_(L.INITIALIZED, "true"))
+    return reqs
+
+
+def _type_compatible(type_req: Requirement | None, req: Requirement) -> bool:
+    if type_req is None:
+        return True
+    if type_req.has_intersection(req):
+        return True
+    return req.operator() in _NEGATIVE and type_req.operator() in _NEGATIVE
+
+
+class Template:
+    def __init__(self, nodepool, instance_types, dims: tuple, daemonsets, index: int):
+        self.nodepool, self.name, self.index = nodepool, nodepool.name, index
+        self.taints = nodepool.taints
+        self.requirements = template_requirements(nodepool)
+        self.dims = dims
+        self.limits = dict(nodepool.limits)
+        self.has_min_values = any(r.min_values is not None for r in self.requirements.values())
+        daemon_candidates = [(d, c) for d in daemonsets
+                             if (c := template_candidates(d, self.requirements, self.taints))]
+        allowed_zones, allowed_cts = self._allowed(self.requirements)
+        types, rows, ports, overheads = [], [], [], []
+        for it in instance_types:
+            if any(v < 0 for v in it.allocatable.values()):
+                continue  # resources.Fits never fits a negative allocatable
+            if any(not _type_compatible(it.requirements.raw(k), r) for k, r in self.requirements._reqs.items()):
+                continue
+            if not any(o.available and o.zone in allowed_zones and o.capacity_type in allowed_cts for o in it.offerings):
+                continue
+            overhead, daemon_ports = overhead_for_type(daemon_candidates, it) if daemon_candidates else ({}, ())
+            row = [it.allocatable.get(d, 0) - overhead.get(d, 0) for d in dims]
+            if any(v < 0 for v in row) or any(it.allocatable.get(k, 0) < v for k, v in overhead.items()):
+                continue  # the daemons alone do not fit
+            types.append(it)
+            rows.append(row)
+            ports.append(daemon_ports)
+            overheads.append(overhead)
+        self.types = types
+        self.daemon_overhead = overheads
+        self.daemon_ports = ports
+        self.alloc = np.array(rows, dtype=np.int64).reshape(len(types), len(dims))
+        self.zone_universe = sorted({o.zone for it in types for o in it.offerings})
+        self.ct_universe = sorted({o.capacity_type for it in types for o in it.offerings})
+        self.type_keys = frozenset(k for it in types for k in it.requirements.keys())
+        limit_keys = [k for k in self.limits if k != L.NODES]
+        self.limit_keys = limit_keys
+        self.limit_capacity = np.array([[it.capacity.get(k, 0) for k in limit_keys] for it in types],
+                                       dtype=np.int64).reshape(len(types), len(limit_keys))
+        self.all = np.arange(len(types))
+        self._key_masks: dict = {}
+        self._offer_masks: dict = {}
+        if self.has_min_values and len(types) and self.min_values_error(self.all, self.requirements):
+            self.types, self.all = [], np.arange(0)  # NodePool skipped: minValues cannot be met
+
+    # --- requirement masks -------------------------------------------------------------------
+    @staticmethod
+    def _allowed(reqs: Requirements):
+        return _Allow(reqs.get(L.ZONE)), _Allow(reqs.get(L.CAPACITY_TYPE))
+
+    def key_mask(self, req: Requirement) -> np.ndarray:
+        mask = self._key_masks.get(req)
+        if mask is None:
+            key = req.key
+            mask = np.fromiter((_type_compatible(it.requirements.raw(key), req) for it in self.types),
+                               dtype=bool, count=len(self.types))
+            self._key_masks[req] = mask
+        return mask
+
+    def offer_mask(self, reqs: Requirements) -> np.ndarray:
+        zone, ct = reqs.get(L.ZONE), reqs.get(L.CAPACITY_TYPE)
+        zones = frozenset(z for z in self.zone_universe if zone.has(z))
+        cts = frozenset(c for c in self.ct_universe if ct.has(c))
+        mask = self._offer_masks.get((zones, cts))
+        if mask is None:
+            mask = np.fromiter((any(o.available and o.zone in zones and o.capacity_type in cts for o in it.offerings)
+                                for it in self.types), dtype=bool, count=len(self.types))
+            self._offer_masks[(zones, cts)] = mask
+        return mask
+
+    def restrict(self, options: np.ndarray, reqs: Requirements, keys) -> np.ndarray:
+        """Options still compatible after `reqs` changed on `keys` (already compatible with the rest)."""
+        offers = False
+        for key in keys:
+            if key == L.ZONE or key == L.CAPACITY_TYPE:
+                offers = True
+            if key in self.type_keys and len(options):
+                options = options[self.key_mask(reqs.get(key))[options]]
+        if offers and len(options):
+            options = options[self.offer_mask(reqs)[options]]
+        return options
+
+    # --- resources ------------------------------------------------------------------------------
+    def fitting(self, options: np.ndarray, total) -> np.ndarray:
+        if not len(options):
+            return options
+        return options[(self.alloc[options] >= np.asarray(total, dtype=np.int64)).all(axis=1)]
+
+    def envelope(self, options: np.ndarray) -> tuple[tuple, tuple]:
+        block = self.alloc[options]
+        return tuple(block.max(axis=0).tolist()), tuple(block.min(axis=0).tolist())
+
+    def max_count(self, options: np.ndarray, used, request) -> int:
+        """How many more pods of `request` fit next to `used` on the best option."""
+        idx = [i for i, r in enumerate(request) if r > 0]
+        free = self.alloc[options][:, idx] - np.asarray([used[i] for i in idx], dtype=np.int64)
+        per = free // np.asarray([request[i] for i in idx], dtype=np.int64)
+        return max(int(per.min(axis=1).max()), 0)
+
+    def within_limits(self, options: np.ndarray, remaining: dict) -> np.ndarray:
+        if not self.limit_keys or not len(options):
+            return options
+        bound = np.asarray([remaining[k] for k in self.limit_keys], dtype=np.int64)
+        return options[(self.limit_capacity[options] <= bound).all(axis=1)]
+
+    def max_capacity(self, options: np.ndarray) -> dict:
+        if not self.limit_keys or not len(options):
+            return {}
+        return dict(zip(self.limit_keys, self.limit_capacity[options].max(axis=0).tolist()))
+
+    def min_values_error(self, options: np.ndarray, reqs: Requirements) -> str | None:
+        """SatisfiesMinValues: enough distinct values per key among the options."""
+        for req in reqs.values():
+            if req.min_values is None:
+                continue
+            values = set()
+            for i in options.tolist():
+                values |= self.types[i].requirements.get(req.key).values
+            if len(values) < req.min_values:
+                return f"minValues requirement is not met for label {req.key} ({len(values)} < {req.min_values})"
+        return None
+
+    # --- launch ---------------------------------------------------------------------------------
+    def offerings_for(self, options, reqs: Requirements):
+        zone, ct = reqs.get(L.ZONE), reqs.get(L.CAPACITY_TYPE)
+        for i in options.tolist():
+            it = self.types[i]
+            for o in it.offerings:
+                if o.available and zone.has(o.zone) and ct.has(o.capacity_type):
+                    yield i, it, o
+
+    def launch(self, options: np.ndarray, reqs: Requirements):
+        """(type index, offering, option names by price): reserved, then spot, then on-demand; cheapest."""
+        best: dict = {}
+        cheapest: dict = {}
+        for i, it, o in self.offerings_for(options, reqs):
+            key = (o.price, it.name, o.zone)
+            if o.capacity_type not in best or key < best[o.capacity_type][0]:
+                best[o.capacity_type] = (key, i, o)
+            if i not in cheapest or o.price < cheapest[i]:
+                cheapest[i] = o.price
+        for capacity_type in L.CAPACITY_TYPE_PRIORITY:
+            if capacity_type in best:
+                _, i, offering = best[capacity_type]
+                ordered = sorted(cheapest, key=lambda j: (cheapest[j], self.types[j].name))
+                return i, offering, [self.types[j].name for j in ordered]
+        return None, None, []
+
+    def diagnose(self, options: np.ndarray, reqs: Requirements, total, requests: dict) -> str:
+        """Why no option is left (InstanceTypeFilterError): requirements, resources or offerings."""
+        compat = np.ones(len(options), dtype=bool)
+        for key, req in reqs._reqs.items():
+            if key in self.type_keys and len(options):
+                compat &= self.key_mask(req)[options]
+        fits = (self.alloc[options] >= np.asarray(total, dtype=np.int64)).all(axis=1) if len(options) else compat
+        offer = self.offer_mask(reqs)[options] if len(options) else compat
+        needs = ", ".join(f"{k}={v}" for k, v in format_resources(requests).items())
+        if not compat.any():
+            return f"no instance type met the scheduling requirements ({reqs!r})"
+        if not (compat & offer).any():
+            return f"no instance type which met the scheduling requirements had a required offering ({reqs!r})"
+        if not fits.any():
+            return f"no instance type has enough resources (requests {needs}, daemonset overhead included per type)"
+        return f"no instance type which met the scheduling requirements and had a required offering had enough resources (requests {needs})"
+
+
+class _Allow:
+    """A requirement used as a membership test for offering zones and capacity types."""
+    __slots__ = ("req",)
+
+    def __init__(self, req: Requirement):
+        self.req = req
+
+    def __contains__(self, value) -> bool:
+        return self.req.has(value)

@@ -1,0 +1,175 @@
+"""Scheduling targets: in-flight NodeClaims and existing nodes (nodeclaim.go, existingnode.go).
+
+`propose` answers "can n pods of this variant go here, and what would change" without mutating;
+`commit` applies a proposal. Rejections say whether they are final for this target, so the
+scheduler can skip the target for that variant from then on.
+"""
+from __future__ import annotations
+
+from .. import labels as L
+from .requirements import Requirement
+from .taints import ports_conflict, untolerated
+
+WELL_KNOWN = L.WELL_KNOWN_LABELS
+
+
+class Proposal:
+    __slots__ = ("n", "permanent", "reason", "requirements", "options")
+
+    def __init__(self, n, permanent=True, reason="", requirements=None, options=None):
+        self.n, self.permanent, self.reason = n, permanent, reason
+        self.requirements, self.options = requirements, options
+
+
+REJECT_FINAL = Proposal(0, True)
+REJECT_FOR_NOW = Proposal(0, False)
+_INCOMPATIBLE = object()
+
+
+def _changed(base, merged, keys):
+    return [k for k in keys if merged.raw(k) is not base.raw(k) and merged.raw(k) != base.raw(k)]
+
+
+def merge_topology(topology, variant, reqs, allow):
+    """Requirements after the topology narrows them, the keys it changed, or a rejection reason."""
+    groups = variant.groups + variant.sig.inverse_selecting if variant.sig.inverse_selecting else variant.groups
+    if not groups:
+        return reqs, (), None
+    added, bad = topology.add_requirements(groups, variant.strict, reqs, variant.sig.spec)
+    if added is None:
+        return None, (), bad.describe()
+    extra = type(reqs)(added)
+    err = reqs.compatible(extra, allow)
+    if err is not None:
+        return None, (), err
+    merged = reqs.merged(extra)
+    return merged, _changed(reqs, merged, extra.keys()), None
+
+
+class NodeClaim:
+    def __init__(self, template, hostname: str, requirements, options, index: int, ndims: int):
+        self.template, self.hostname, self.index = template, hostname, index
+        self.requirements = requirements
+        self.taints = template.taints
+        self.options = options
+        self.used = [0] * ndims
+        self.env_max, self.env_min = template.envelope(options)
+        self.pods: list = []
+        self.host_ports: list = []
+        self.merge_cache: dict = {}
+
+    def propose(self, variant, k: int, topology) -> Proposal:
+        tpl, sig = self.template, variant.sig
+        if variant.template_taint(tpl) is not None:
+            return REJECT_FINAL
+        if sig.spec.host_ports and ports_conflict(sig.spec.host_ports, self.host_ports):
+            return REJECT_FINAL
+        entry = self.merge_cache.get(variant.id)
+        if entry is None:
+            err = self.requirements.compatible(variant.requirements, WELL_KNOWN)
+            if err is None:
+                merged = self.requirements.merged(variant.requirements)
+                changed = _changed(self.requirements, merged, variant.requirements.keys())
+                entry = (merged if changed else self.requirements, changed)
+            else:
+                entry = (None, ())
+            self.merge_cache[variant.id] = entry
+        reqs, changed = entry
+        if reqs is None:
+            return REJECT_FINAL
+        request, used, env_max = sig.request_vector, self.used, self.env_max
+        for u, r, m in zip(used, request, env_max):
+            if u + r > m:
+                return REJECT_FINAL
+        reqs, topo_changed, why = merge_topology(topology, variant, reqs, WELL_KNOWN)
+        if reqs is None:
+            return REJECT_FINAL if variant.monotone else REJECT_FOR_NOW
+        final = variant.monotone or not topo_changed
+        options = self.options
+        keys = list(changed) + [k for k in topo_changed if k not in changed]
+        if keys:
+            options = tpl.restrict(options, reqs, keys)
+        if sig.spec.host_ports and len(options):
+            options = options[[not ports_conflict(sig.spec.host_ports, tpl.daemon_ports[i]) for i in options.tolist()]]
+        if not len(options):
+            return REJECT_FINAL if final else REJECT_FOR_NOW
+        if variant.free and k > 1:
+            n = min(k, tpl.max_count(options, used, request))
+        else:
+            n = 1
+        if n == 0:
+            return REJECT_FINAL if final else REJECT_FOR_NOW
+        total = [u + n * r for u, r in zip(used, request)]
+        if options is not self.options or any(t > m for t, m in zip(total, self.env_min)):
+            options = tpl.fitting(options, total)
+            if not len(options):
+                return REJECT_FINAL if final else REJECT_FOR_NOW
+            if tpl.has_min_values and tpl.min_values_error(options, reqs):
+                return REJECT_FINAL if final else REJECT_FOR_NOW
+        return Proposal(n, requirements=reqs, options=options)
+
+    def commit(self, variant, proposal: Proposal, pods, topology) -> None:
+        sig, n = variant.sig, proposal.n
+        self.pods.extend(pods)
+        self.used = [u + n * r for u, r in zip(self.used, sig.request_vector)]
+        if proposal.options is not self.options:
+            self.options = proposal.options
+            self.env_max, self.env_min = self.template.envelope(self.options)
+        if proposal.requirements is not self.requirements:
+            self.requirements = proposal.requirements
+            self.merge_cache = {}
+        topology.record(sig.counting, sig.inverse_owned, self.taints, self.requirements, n, WELL_KNOWN)
+        self.host_ports.extend(sig.spec.host_ports)
+
+
+class ExistingTarget:
+    """A Node already in the cluster: fixed capacity, labels as requirements, no allow-undefined."""
+
+    def __init__(self, node, requirements, remaining: list, schedulable: bool, host_ports, index: int):
+        self.node, self.name, self.index = node, node.name, index
+        self.requirements = requirements
+        self.taints = node.taints
+        self.remaining = remaining
+        self.schedulable = schedulable  # false when any allocatable is already negative (resources.Fits)
+        self.host_ports = list(host_ports)
+        self.pods: list = []
+        self.merge_cache: dict = {}
+
+    def propose(self, variant, k: int, topology) -> Proposal:
+        sig = variant.sig
+        if not self.schedulable or untolerated(self.taints, variant.tolerations) is not None:
+            return REJECT_FINAL
+        if sig.spec.host_ports and ports_conflict(sig.spec.host_ports, self.host_ports):
+            return REJECT_FINAL
+        request = sig.request_vector
+        for have, r in zip(self.remaining, request):
+            if r > have:
+                return REJECT_FINAL
+        entry = self.merge_cache.get(variant.id)
+        if entry is None:
+            err = self.requirements.compatible(variant.requirements)
+            entry = _INCOMPATIBLE if err is not None else self.requirements.merged(variant.requirements)
+            self.merge_cache[variant.id] = entry
+        if entry is _INCOMPATIBLE:
+            return REJECT_FINAL
+        reqs, _, why = merge_topology(topology, variant, entry, frozenset())
+        if reqs is None:
+            return REJECT_FINAL if variant.monotone else REJECT_FOR_NOW
+        n = 1
+        if variant.free and k > 1:
+            n = min([k] + [have // r for have, r in zip(self.remaining, request) if r > 0])
+        return Proposal(n, requirements=reqs)
+
+    def commit(self, variant, proposal: Proposal, pods, topology) -> None:
+        sig, n = variant.sig, proposal.n
+        self.pods.extend(pods)
+        self.remaining = [have - n * r for have, r in zip(self.remaining, sig.request_vector)]
+        if proposal.requirements != self.requirements:
+            self.requirements = proposal.requirements
+            self.merge_cache = {}
+        topology.record(sig.counting, sig.inverse_owned, self.taints, self.requirements, n)
+        self.host_ports.extend(sig.spec.host_ports)
+
+
+def hostname_requirement(hostname: str) -> Requirement:
+    return Requirement.in_(L.HOSTNAME, hostname)

@@ -1,0 +1,114 @@
+"""Pod variants: a pod's constraints after 0, 1, 2... relaxation steps (preferences.go).
+
+Karpenter first treats preferences as requirements, then on failure relaxes one at a time:
+drop the first of several required node-affinity terms, the heaviest preferred pod affinity,
+the heaviest preferred pod anti-affinity, the heaviest preferred node affinity, one
+ScheduleAnyway spread constraint, and finally tolerate PreferNoSchedule taints (only when some
+NodePool has one). Identical pods share one Signature and therefore one chain of Variants.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .requirements import Requirements
+from .taints import TOLERATE_PREFER_NO_SCHEDULE, untolerated
+
+
+@dataclass(frozen=True)
+class Constraints:
+    required_terms: tuple
+    preferred_terms: tuple  # (weight, Requirements), heaviest first
+    affinity_preferred: tuple  # (weight, term), heaviest first
+    anti_preferred: tuple
+    spread: tuple
+    tolerations: tuple
+
+
+def _heaviest_first(items) -> tuple:
+    return tuple(sorted(items, key=lambda item: -item[0]))  # stable, like sort.SliceStable
+
+
+def initial(spec) -> Constraints:
+    return Constraints(spec.required_terms, _heaviest_first(spec.preferred_terms),
+                       _heaviest_first(spec.affinity_preferred), _heaviest_first(spec.anti_affinity_preferred),
+                       spec.spread, spec.tolerations)
+
+
+def relax(c: Constraints, tolerate_prefer_no_schedule: bool) -> tuple[Constraints, str] | None:
+    """The next relaxation and a description of it, or None when nothing is left to relax."""
+    if len(c.required_terms) > 1:
+        return replace(c, required_terms=c.required_terms[1:]), "removed required node affinity term 0"
+    if c.affinity_preferred:
+        return replace(c, affinity_preferred=c.affinity_preferred[1:]), "removed heaviest preferred pod affinity"
+    if c.anti_preferred:
+        return replace(c, anti_preferred=c.anti_preferred[1:]), "removed heaviest preferred pod anti-affinity"
+    if c.preferred_terms:
+        return replace(c, preferred_terms=c.preferred_terms[1:]), "removed heaviest preferred node affinity"
+    for i, tsc in enumerate(c.spread):
+        if tsc.when_unsatisfiable == "ScheduleAnyway":
+            spread = list(c.spread)
+            spread[i] = spread[-1]  # Karpenter swaps in the last constraint before truncating
+            return replace(c, spread=tuple(spread[:-1])), "removed a ScheduleAnyway topology spread constraint"
+    if tolerate_prefer_no_schedule and TOLERATE_PREFER_NO_SCHEDULE not in c.tolerations:
+        return replace(c, tolerations=c.tolerations + (TOLERATE_PREFER_NO_SCHEDULE,)), \
+            "tolerated PreferNoSchedule taints"
+    return None
+
+
+class Variant:
+    """One relaxation level of a signature, with everything the scheduler caches per level."""
+
+    def __init__(self, sig, level: int, constraints: Constraints, vid: int):
+        spec = sig.spec
+        self.sig, self.level, self.constraints, self.id = sig, level, constraints, vid
+        strict = Requirements.from_labels(spec.node_selector)
+        if constraints.required_terms:
+            strict.add(*constraints.required_terms[0].values())
+        self.strict = strict
+        if constraints.preferred_terms:
+            self.requirements = Requirements.from_labels(spec.node_selector)
+            self.requirements.add(*constraints.preferred_terms[0][1].values())
+            if constraints.required_terms:
+                self.requirements.add(*constraints.required_terms[0].values())
+        else:
+            self.requirements = strict
+        self.tolerations = constraints.tolerations
+        self.groups: list = []  # owned topology groups, filled by the scheduler
+        self.monotone = True  # every rejection of a target is final (no zonal spread / affinity)
+        self.free = True  # no topology of its own and no host ports: identical pods can be placed in bulk
+        self.dead: dict = {}  # targets that can never take this variant (skip pointers)
+        self.template_cache: dict = {}
+
+    def template_taint(self, template):
+        """The NodePool taint this variant does not tolerate (cached per template), or None."""
+        key = ("taint", template.index)
+        if key not in self.template_cache:
+            self.template_cache[key] = untolerated(template.taints, self.tolerations)
+        return self.template_cache[key]
+
+    def next_alive(self, i: int) -> int:
+        """Smallest target index >= i not known to reject this variant forever (path-compressed)."""
+        dead = self.dead
+        root = i
+        while root in dead:
+            root = dead[root]
+        while i in dead and dead[i] != root:
+            dead[i], i = root, dead[i]
+        return root
+
+    def kill(self, i: int) -> None:
+        self.dead[i] = i + 1
+
+
+class Signature:
+    """Pods with identical scheduling needs (same PodSpec.key)."""
+
+    def __init__(self, spec, first_index: int, sid: int):
+        self.spec, self.first_index, self.id = spec, first_index, sid
+        self.variants: list = []
+        self.exhausted = False
+        self.inverse_owned: list = []  # inverse anti-affinity groups recording where these pods land
+        self.counting: list = []  # groups whose selector matches these pods
+        self.inverse_selecting: list = []  # other pods' required anti-affinity that excludes these pods
+        self.topology_version = -1
+        self.request_vector: tuple = ()

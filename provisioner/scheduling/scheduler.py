@@ -1,0 +1,362 @@
+"""The provisioning scheduler (pkg/controllers/provisioning/scheduling/scheduler.go).
+
+Pods are queued largest CPU first, then memory; each is placed on the first existing node that
+fits, else the first in-flight NodeClaim, else a new NodeClaim from the NodePools in weight order.
+Preferences are relaxed one step at a time on failure, and failed pods are retried while a pass
+makes progress. Identical pods form runs: a run of pods without topology of their own is placed
+in bulk (as many as fit on a target at once), which yields the same plan as one-by-one placement.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import labels as L
+from ..models import ALL_NAMESPACES
+from .daemons import overhead_for_node
+from .instance_selection import Template
+from .nodeclaim import WELL_KNOWN, ExistingTarget, NodeClaim, Proposal, hostname_requirement, merge_topology
+from .preferences import Signature, Variant, initial, relax
+from .requirements import Requirements
+from .resources import add
+from .taints import PREFER_NO_SCHEDULE, ports_conflict
+from .topology import AFFINITY, ANTI, SPREAD, NodeFilter, Topology
+
+NO_NODEPOOLS = "no NodePool can launch nodes (none given, or their requirements filtered out every instance type)"
+
+
+@dataclass
+class PlannedNodeClaim:
+    nodepool: str
+    instance_type: object  # models.InstanceType
+    offering: object  # models.Offering
+    pods: list
+    requests: dict
+    options: list  # instance type names, cheapest first
+
+
+@dataclass
+class Results:
+    nodeclaims: list = field(default_factory=list)
+    existing: list = field(default_factory=list)  # (node name, [pods])
+    errors: dict = field(default_factory=dict)  # pod -> reason
+    pods: list = field(default_factory=list)
+
+
+class Scheduler:
+    def __init__(self, nodepools, daemonsets=(), nodes=(), bound_pods=(), notes=()):
+        """nodepools: [(NodePool, [InstanceType])]; notes: why some NodePools were left out."""
+        self.nodepools = [(np, its) for np, its in nodepools if np.replicas is None]  # static pools never scale up
+        self.daemonsets, self.nodes, self.bound_pods = list(daemonsets), list(nodes), list(bound_pods)
+        self.notes = list(notes)
+
+    # --- set-up -----------------------------------------------------------------------------------
+    def _setup(self, pods):
+        names = {n for p in pods for n in p.spec.requests} | {n for d in self.daemonsets for n in d.spec.requests}
+        self.dims = (L.CPU, L.MEMORY, L.PODS) + tuple(sorted(names - {L.CPU, L.MEMORY, L.PODS}))
+        ordered = sorted(self.nodepools, key=lambda item: (-item[0].weight, item[0].name))
+        self.templates = []
+        for np_, its in ordered:
+            tpl = Template(np_, its, self.dims, self.daemonsets, len(self.templates))
+            if len(tpl.types):
+                self.templates.append(tpl)
+            else:
+                self.notes.append(f'nodepool "{np_.name}": its requirements filtered out every instance type')
+        self.tolerate_prefer_no_schedule = any(t.effect == PREFER_NO_SCHEDULE for np_, _ in ordered for t in np_.taints)
+        self._universe_cache: dict = {}
+        self.topology = Topology(self._universe)
+        self.targets: list = []
+        self.remaining = {t.name: dict(t.limits) for t in self.templates if t.limits}
+        for limits in self.remaining.values():
+            limits.setdefault(L.NODES, None)
+        self._setup_existing()
+        self.hostnames = 0
+        self.variant_ids = 0
+
+    def _universe(self, key: str) -> dict:
+        """Every value the NodePools (with their instance types) allow for a label: its domains."""
+        if key not in self._universe_cache:
+            domains: dict = {}
+            for np_, its in self.nodepools:
+                base = Requirements(np_.requirements.values())
+                base.add(*Requirements.from_labels(np_.labels).values())
+                values = set()
+                for it in its:
+                    it_req = it.requirements.raw(key)
+                    req = base.raw(key)
+                    if it_req is not None:
+                        merged = it_req if req is None else it_req.intersection(req)
+                        values |= merged.values if not merged.complement else set()
+                req = base.raw(key)
+                if req is not None and req.operator() == "In":
+                    values |= req.values
+                for value in values:
+                    taint_sets = domains.setdefault(value, [])
+                    if not np_.taints:
+                        taint_sets[:] = [()]
+                    elif not taint_sets or taint_sets[0]:
+                        taint_sets.append(np_.taints)
+            self._universe_cache[key] = domains
+        return self._universe_cache[key]
+
+    def _setup_existing(self) -> None:
+        by_node: dict = {}
+        for pod in self.bound_pods:
+            by_node.setdefault(pod.node_name, []).append(pod)
+        for node in sorted(self.nodes, key=lambda n: n.name):
+            bound = by_node.get(node.name, [])
+            used: dict = {}
+            daemon_used: dict = {}
+            ports = []
+            for pod in bound:
+                used = add(used, pod.spec.requests)
+                ports.extend(pod.spec.host_ports)
+                if pod.daemon:
+                    daemon_used = add(daemon_used, pod.spec.requests)
+            daemon_left, daemon_ports = overhead_for_node(self.daemonsets, node.labels, node.taints, daemon_used)
+            available = {k: v - used.get(k, 0) - daemon_left.get(k, 0) for k, v in node.allocatable.items()}
+            reqs = Requirements.from_labels(node.labels)
+            reqs.add(hostname_requirement(node.labels[L.HOSTNAME]))
+            remaining = [available.get(d, 0) for d in self.dims]
+            schedulable = all(v >= 0 for v in available.values())
+            self.targets.append(ExistingTarget(node, reqs, remaining, schedulable, ports + list(daemon_ports), len(self.targets)))
+            self.topology.existing.append((node.labels, node.taints, Requirements.from_labels(node.labels), [p.spec for p in bound]))
+            pool = node.labels.get(L.NODEPOOL)
+            if pool in self.remaining:  # existing capacity counts against the NodePool's limits
+                limits = self.remaining[pool]
+                for k in list(limits):
+                    if k == L.NODES:
+                        continue
+                    limits[k] -= node.capacity.get(k, 0)
+                if limits.get(L.NODES) is not None:
+                    limits[L.NODES] -= 1000
+        for pod in self.bound_pods:  # required anti-affinity of running pods blocks their domains
+            node = next(n for n in self.nodes if n.name == pod.node_name)
+            for term in pod.spec.anti_affinity:
+                tg = self.topology.inverse_group(term, pod.spec)
+                if term.topology_key in node.labels:
+                    tg.record(node.labels[term.topology_key])
+
+    # --- variants and topology groups -----------------------------------------------------------
+    def _variant(self, sig: Signature, level: int) -> Variant | None:
+        if level < len(sig.variants):
+            return sig.variants[level]
+        if sig.exhausted:
+            return None
+        if level == 0:
+            constraints = initial(sig.spec)
+        else:
+            step = relax(sig.variants[-1].constraints, self.tolerate_prefer_no_schedule)
+            if step is None:
+                sig.exhausted = True
+                return None
+            constraints = step[0]
+        variant = Variant(sig, level, constraints, self.variant_ids)
+        self.variant_ids += 1
+        self._attach_groups(variant)
+        sig.variants.append(variant)
+        return variant
+
+    def _attach_groups(self, variant: Variant) -> None:
+        spec, c, topo = variant.sig.spec, variant.constraints, self.topology
+        groups = []
+        for tsc in c.spread:
+            selector = tsc.selector
+            for key in tsc.match_label_keys:
+                if key in spec.labels and not selector.nothing:
+                    selector = selector.with_expression(key, "In", [spec.labels[key]])
+            node_filter = NodeFilter(spec.node_selector, c.required_terms, c.tolerations,
+                                     tsc.node_taints_policy, tsc.node_affinity_policy)
+            groups.append(topo.group(SPREAD, tsc.topology_key, frozenset({spec.namespace}), selector, spec,
+                                     tsc.max_skew, tsc.min_domains, node_filter))
+        for kind, terms in ((AFFINITY, spec.affinity + tuple(t for _, t in c.affinity_preferred)),
+                            (ANTI, spec.anti_affinity + tuple(t for _, t in c.anti_preferred))):
+            for term in terms:
+                groups.append(topo.group(kind, term.topology_key, term.namespaces, term.selector, spec))
+        variant.groups = groups
+        variant.monotone = all(g.kind is ANTI or (g.kind is SPREAD and g.hostname) for g in groups)
+        variant.free = not groups and not spec.host_ports and not variant.sig.inverse_selecting
+
+    def _refresh_counting(self, sig: Signature) -> None:
+        if sig.topology_version != self.topology.version:
+            spec = sig.spec
+            sig.counting = [g for g in self.topology.groups.values() if g.selects(spec)]
+            sig.inverse_selecting = [g for g in self.topology.inverse.values() if g.selects(spec)]
+            sig.topology_version = self.topology.version
+
+    # --- placing ----------------------------------------------------------------------------------
+    def _add(self, variant: Variant, k: int):
+        targets, topology = self.targets, self.topology
+        i = variant.next_alive(0)
+        while i < len(targets):
+            proposal = targets[i].propose(variant, k, topology)
+            if proposal.n:
+                return targets[i], proposal, None
+            if proposal.permanent:
+                variant.kill(i)
+            i = variant.next_alive(i + 1)
+        return self._new_nodeclaim(variant, k)
+
+    def _new_nodeclaim(self, variant: Variant, k: int):
+        if not self.templates:
+            return None, None, "; ".join(self.notes) or NO_NODEPOOLS
+        sig, errors = variant.sig, []
+        request = sig.request_vector
+        for tpl in self.templates:
+            why = self._template_static(variant, tpl)
+            if why is None:
+                why, result = self._try_template(variant, tpl, k, request)
+                if result is not None:
+                    return result[0], result[1], None
+            errors.append(f'nodepool "{tpl.name}": {why}')
+        return None, None, "; ".join(errors + self.notes)
+
+    def _template_static(self, variant: Variant, tpl: Template):
+        """Reasons that never change for this variant and NodePool: taints, requirements, size."""
+        key = ("static", tpl.index)
+        cache = variant.template_cache
+        if key not in cache:
+            taint = variant.template_taint(tpl)
+            if taint is not None:
+                cache[key] = (f"did not tolerate taint {taint}", None, None)
+            else:
+                err = tpl.requirements.compatible(variant.requirements, WELL_KNOWN)
+                if err is not None:
+                    cache[key] = (f"incompatible requirements, {err}", None, None)
+                else:
+                    merged = tpl.requirements.merged(variant.requirements)
+                    changed = [k for k in variant.requirements.keys() if merged.raw(k) != tpl.requirements.raw(k)]
+                    options = tpl.restrict(tpl.all, merged, changed)
+                    if len(options) and not len(tpl.fitting(options, variant.sig.request_vector)):
+                        options = options[:0]
+                    cache[key] = (None, merged, options)
+        return cache[key][0]
+
+    def _try_template(self, variant: Variant, tpl: Template, k: int, request):
+        _, merged, options = variant.template_cache[("static", tpl.index)]
+        limits = self.remaining.get(tpl.name)
+        if limits is not None:
+            nodes_left = limits.get(L.NODES)
+            if nodes_left is not None and nodes_left <= 0:
+                return "node limits have been exhausted for nodepool", None
+            limited = tpl.within_limits(options, limits)
+            if len(options) and not len(limited):
+                return "all available instance types exceed limits for nodepool", None
+            options = limited
+        hostname = f"hostname-placeholder-{self.hostnames + 1:04d}"
+        reqs = merged.copy()
+        host_req = hostname_requirement(hostname)
+        if variant.requirements.has(L.HOSTNAME) and not variant.requirements.get(L.HOSTNAME).has(hostname):
+            return "incompatible requirements, a new node cannot have the requested hostname", None
+        reqs.add(host_req)
+        reqs, topo_changed, why = merge_topology(self.topology, variant, reqs, WELL_KNOWN)
+        if reqs is None:
+            return why, None
+        if topo_changed:
+            options = tpl.restrict(options, reqs, topo_changed)
+        if variant.sig.spec.host_ports and len(options):
+            options = options[[not ports_conflict(variant.sig.spec.host_ports, tpl.daemon_ports[i])
+                               for i in options.tolist()]]
+        fitting = tpl.fitting(options, request)
+        if not len(fitting):
+            return tpl.diagnose(tpl.within_limits(tpl.all, limits) if limits else tpl.all, reqs, request,
+                                variant.sig.spec.requests), None
+        if tpl.has_min_values and (err := tpl.min_values_error(fitting, reqs)):
+            return err, None
+        self.hostnames += 1
+        claim = NodeClaim(tpl, hostname, reqs, fitting, len(self.targets), len(self.dims))
+        if limits is not None:  # pessimistically reserve the largest option (subtractMax)
+            for key, amount in tpl.max_capacity(fitting).items():
+                limits[key] -= amount
+            if limits.get(L.NODES) is not None:
+                limits[L.NODES] -= 1000
+        n = 1
+        if variant.free and k > 1:
+            n = min(k, tpl.max_count(fitting, claim.used, request))
+        total = [n * r for r in request]
+        proposal = Proposal(n, requirements=reqs, options=tpl.fitting(fitting, total) if n > 1 else fitting)
+        self.targets.append(claim)
+        return None, (claim, proposal)
+
+    def _try_schedule(self, sig: Signature, k: int):
+        level, err = 0, None
+        while True:
+            variant = self._variant(sig, level)
+            if variant is None:
+                return None, 0, err
+            target, proposal, err = self._add(variant, k)
+            if proposal is not None:
+                return (target, variant, proposal), proposal.n, None
+            level += 1
+
+    # --- the loop ---------------------------------------------------------------------------------
+    def solve(self, pods) -> Results:
+        self._setup(pods)
+        signatures: dict = {}
+        order = []
+        for index, pod in enumerate(pods):
+            sig = signatures.get(pod.spec.key)
+            if sig is None:
+                sig = signatures[pod.spec.key] = Signature(pod.spec, index, len(signatures))
+                sig.request_vector = tuple(pod.spec.requests.get(d, 0) for d in self.dims)
+            order.append((sig, index, pod))
+        # Largest CPU first, then memory (queue.go); ties keep identical pods together.
+        order.sort(key=lambda e: (-e[0].request_vector[0], -e[0].request_vector[1], e[0].first_index, e[1]))
+        for sig in signatures.values():  # owners of required anti-affinity exist before anything lands
+            for term in sig.spec.anti_affinity:
+                sig.inverse_owned.append(self.topology.inverse_group(term, sig.spec))
+        for sig in signatures.values():
+            self._refresh_counting(sig)
+            self._variant(sig, 0)
+        runs, last = [], None
+        for sig, _, pod in order:
+            if sig is last:
+                runs[-1][1].append(pod)
+            else:
+                runs.append((sig, [pod]))
+                last = sig
+        errors: dict = {}
+        progress = True
+        while runs and progress:
+            progress, failed = False, []
+            for sig, run in runs:
+                i = 0
+                while i < len(run):
+                    self._refresh_counting(sig)
+                    placed, n, err = self._try_schedule(sig, len(run) - i)
+                    if not n:
+                        failed.append((sig, run[i:]))
+                        for pod in run[i:]:
+                            errors[pod] = err
+                        break
+                    target, variant, proposal = placed
+                    target.commit(variant, proposal, run[i:i + n], self.topology)
+                    for pod in run[i:i + n]:
+                        errors.pop(pod, None)
+                    i += n
+                    progress = True
+            runs = failed
+        return self._results(pods, errors)
+
+    def _results(self, pods, errors) -> Results:
+        results = Results(errors=errors, pods=list(pods))
+        for target in self.targets:
+            if isinstance(target, ExistingTarget):
+                if target.pods:
+                    results.existing.append((target.name, target.pods))
+                continue
+            tpl = target.template
+            reqs = target.requirements.without(L.HOSTNAME)
+            index, offering, names = tpl.launch(target.options, reqs)
+            it = tpl.types[index]
+            requests: dict = dict(tpl.daemon_overhead[index])
+            for pod in target.pods:
+                requests = add(requests, pod.spec.requests)
+            results.nodeclaims.append(PlannedNodeClaim(tpl.name, it, offering, target.pods, requests, names))
+        return results
+
+
+def schedule(pods, nodepools, daemonsets=(), nodes=(), bound_pods=(), notes=()) -> Results:
+    return Scheduler(nodepools, daemonsets, nodes, bound_pods, notes).solve(pods)
+
+
+__all__ = ["Scheduler", "Results", "PlannedNodeClaim", "schedule", "ALL_NAMESPACES"]
