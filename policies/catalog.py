@@ -75,8 +75,9 @@ class InstanceType:
         DaemonSet overhead is not known here and is not subtracted."""
         kubelet = kubelet or {}
         capacity = self.capacity()
-        if isinstance(kubelet.get("maxPods"), int):
-            capacity["pods"] = Decimal(kubelet["maxPods"])
+        max_pods = kubelet.get("maxPods")
+        if isinstance(max_pods, (int, float)) and not isinstance(max_pods, bool) and max_pods > 0:
+            capacity["pods"] = Decimal(int(max_pods))
         reserved = _kube_reserved(capacity["cpu"], capacity["pods"])
         for source in ("kubeReserved", "systemReserved"):
             overrides = kubelet.get(source)
@@ -226,7 +227,18 @@ class Selection:
 def admitted(requirements: Iterable[Mapping[str, Any]], catalog: Iterable[InstanceType] | None = None) -> Selection:
     """Instance types of the catalog every instance-type requirement admits. Raises ValueError
     on a malformed requirement."""
-    types = tuple(load() if catalog is None else catalog)
+    requirements = list(requirements)
+    if catalog is None:
+        return _admitted_cached(json.dumps(requirements, sort_keys=True, default=str))
+    return _admitted(requirements, tuple(catalog))
+
+
+@functools.lru_cache(maxsize=512)
+def _admitted_cached(key: str) -> Selection:
+    return _admitted(json.loads(key), load())
+
+
+def _admitted(requirements: list[Mapping[str, Any]], types: tuple[InstanceType, ...]) -> Selection:
     ignored: list[str] = []
     for requirement in requirements:
         key = _ALIASES.get(requirement.get("key"), requirement.get("key"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import levels, nodepools  # noqa: F401 - importing a module registers its policies
+from . import discovery, helm, iam, interruption, levels, nodeclasses, nodepools  # noqa: F401 - importing registers
 from .registry import PolicySpec, registered
 
 

@@ -79,6 +79,8 @@ def resource_from_policy(resource: Any) -> Resource:
         protect=getattr(opts, "protect", None),
         retain_on_delete=None,  # not part of the analyzer protocol
         parent=getattr(opts, "parent", None),
+        property_dependencies={key: tuple(dep.urn for dep in deps)
+                               for key, deps in (getattr(resource, "property_dependencies", None) or {}).items()},
     )
 
 

@@ -106,6 +106,9 @@ class Resource:
     """`retainOnDelete` option; None when the adapter cannot see it (the CrossGuard analyzer
     protocol does not carry it)."""
     parent: str | None = None
+    property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per input property, URNs of the resources its value comes from (CrossGuard gives these;
+    they let a policy follow an ARN that is still unknown during preview to its resource)."""
 
     def prop(self, *path: Any, default: Any = None) -> Any:
         return dig(self.props, *path, default=default)
@@ -129,6 +132,11 @@ class Stack:
 
     def of_type(self, *types: str) -> list[Resource]:
         return [r for r in self.resources if r.type in types]
+
+    def sources(self, resource: Resource, prop: str) -> list[Resource]:
+        """Resources the value of `resource.props[prop]` was computed from."""
+        found = (self.by_urn(urn) for urn in resource.property_dependencies.get(prop, ()))
+        return [r for r in found if r is not None]
 
     def by_urn(self, urn: str) -> Resource | None:
         for resource in self.resources:

@@ -7,7 +7,8 @@ from decimal import Decimal
 from typing import Any, Iterable, Mapping
 
 from . import catalog, levels
-from .model import HELM_RELEASE, NODECLASS, NODEPOOL, UNKNOWN, Resource, Stack, Violation, contains_unknown, dig
+from .helm import releases
+from .model import NODECLASS, NODEPOOL, UNKNOWN, Resource, Stack, Violation, contains_unknown, dig
 from .registry import policy
 from .units import duration_seconds, quantity, show
 
@@ -117,13 +118,24 @@ def has_instance_types(stack: Stack, config: Mapping[str, Any]) -> Iterable[Viol
                                       f"(at least {minimum} needed): {constraints or 'no instance-type requirements'}")
             continue
         for requirement in requirements:
-            wanted, key = requirement.get("minValues"), requirement.get("key")
-            if not isinstance(wanted, int) or key not in catalog.INSTANCE_LABEL_KEYS:
+            wanted, key = _integer(requirement.get("minValues")), requirement.get("key")
+            if wanted is None or key not in catalog.INSTANCE_LABEL_KEYS:
                 continue
             distinct = {t.labels.get(key) for t in selection.types} - {None}
             if len(distinct) < wanted:
                 yield Violation(pool.urn, f"{pool.label} requires minValues {wanted} for {key} but the admitted "
                                           f"types offer only {len(distinct)} ({', '.join(sorted(distinct))})")
+
+
+def _integer(value: Any) -> int | None:
+    """An integer prop (the engine's protobuf numbers arrive as floats)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
 
 
 def _describe(requirement: Mapping[str, Any]) -> str:
@@ -312,16 +324,9 @@ def spot_allowed(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]
 
 # --- Odigos ------------------------------------------------------------------------------------
 
-def chart_name(release: Resource) -> str | None:
-    chart = release.prop("chart")
-    if not isinstance(chart, str):
-        return None
-    last = chart.rstrip("/").rsplit("/", 1)[-1]
-    return last.split(":", 1)[0] if chart.startswith("oci://") else last
-
-
 def odigos_release(stack: Stack) -> Resource | None:
-    return next((r for r in stack.of_type(HELM_RELEASE) if chart_name(r) == "odigos"), None)
+    found = releases(stack, "odigos")
+    return found[0] if found else None
 
 
 @policy(
