@@ -42,16 +42,22 @@ def simulate_inputs(inputs: Inputs, catalog=None, region: str = DEFAULT_REGION,
     """Like simulate(), for inputs already loaded into models (see provisioner.loader)."""
     catalog = resolve_catalog(catalog)
     pools, notes = nodepool_instance_types(inputs, catalog, region, zones, spot_discount)
+    return plan_pools(inputs, pools, notes)
+
+
+def plan_pools(inputs: Inputs, pools, notes=()) -> SimulationResult:
+    """Schedule `inputs` against explicit [(NodePool, [InstanceType])] (no catalog involved)."""
     scheduler = Scheduler(pools, inputs.daemonsets, inputs.nodes, inputs.bound_pods, notes)
     plan = scheduler.solve(inputs.pods)
-    result = SimulationResult(pods=len(inputs.pods), warnings=list(inputs.warnings) + notes)
+    result = SimulationResult(pods=len(inputs.pods), warnings=list(inputs.warnings) + list(notes))
     for claim in plan.nodeclaims:
         result.nodeclaims.append(NodeClaimResult(
             nodepool=claim.nodepool, instance_type=claim.instance_type.name,
             capacity_type=claim.offering.capacity_type, zone=claim.offering.zone,
             price_usd_hour=claim.offering.price, price_is_estimate=claim.offering.price_is_estimate,
             pods=[p.name for p in claim.pods], requests=claim.requests,
-            allocatable=dict(claim.instance_type.allocatable), instance_type_options=claim.options))
+            allocatable=dict(claim.instance_type.allocatable), instance_type_options=claim.options,
+            labels=claim.labels))
     for node, pods in plan.existing:
         result.existing[node] = [p.name for p in pods]
     for pod in inputs.pods:

@@ -18,6 +18,7 @@ class NodeClaimResult:
     requests: dict  # milli-units: the pods' requests plus the DaemonSet overhead on this type
     allocatable: dict  # milli-units: the instance type's allocatable
     instance_type_options: list  # every type the NodeClaim could launch as, cheapest first
+    labels: dict = field(default_factory=dict)  # the node's labels as Karpenter would set them (not in to_dict)
 
     def to_dict(self) -> dict:
         return {

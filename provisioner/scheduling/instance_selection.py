@@ -46,16 +46,20 @@ class Template:
                              if (c := template_candidates(d, self.requirements, self.taints))]
         allowed_zones, allowed_cts = self._allowed(self.requirements)
         types, rows, ports, overheads = [], [], [], []
+        dropped = {"requirements": 0, "offerings": 0, "daemonsets": 0}
         for it in instance_types:
             if any(v < 0 for v in it.allocatable.values()):
                 continue  # resources.Fits never fits a negative allocatable
             if any(not _type_compatible(it.requirements.raw(k), r) for k, r in self.requirements._reqs.items()):
+                dropped["requirements"] += 1
                 continue
             if not any(o.available and o.zone in allowed_zones and o.capacity_type in allowed_cts for o in it.offerings):
+                dropped["offerings"] += 1
                 continue
             overhead, daemon_ports = overhead_for_type(daemon_candidates, it) if daemon_candidates else ({}, ())
             row = [it.allocatable.get(d, 0) - overhead.get(d, 0) for d in dims]
             if any(v < 0 for v in row) or any(it.allocatable.get(k, 0) < v for k, v in overhead.items()):
+                dropped["daemonsets"] += 1
                 continue  # the daemons alone do not fit
             types.append(it)
             rows.append(row)
@@ -75,8 +79,15 @@ class Template:
         self.all = np.arange(len(types))
         self._key_masks: dict = {}
         self._offer_masks: dict = {}
-        if self.has_min_values and len(types) and self.min_values_error(self.all, self.requirements):
+        self.skip_reason = None
+        if not types:
+            why = [f"{n} by {what}" for what, n in dropped.items() if n]
+            self.skip_reason = "no instance type is left (excluded: " + (", ".join(why) or "none offered") + ")"
+            if dropped["daemonsets"] and not dropped["requirements"] and not dropped["offerings"]:
+                self.skip_reason = "no instance type fits its DaemonSet overhead"
+        elif self.has_min_values and (err := self.min_values_error(self.all, self.requirements)):
             self.types, self.all = [], np.arange(0)  # NodePool skipped: minValues cannot be met
+            self.skip_reason = err
 
     # --- requirement masks -------------------------------------------------------------------
     @staticmethod
@@ -135,7 +146,8 @@ class Template:
     def within_limits(self, options: np.ndarray, remaining: dict) -> np.ndarray:
         if not self.limit_keys or not len(options):
             return options
-        bound = np.asarray([remaining[k] for k in self.limit_keys], dtype=np.int64)
+        # Clamp: a limit beyond int64 (10M GiB in millibytes) is effectively no limit.
+        bound = np.asarray([min(remaining[k], 2**62) for k in self.limit_keys], dtype=np.int64)
         return options[(self.limit_capacity[options] <= bound).all(axis=1)]
 
     def max_capacity(self, options: np.ndarray) -> dict:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from .. import labels as L
 from ..models import ALL_NAMESPACES
+from ..quantity import format_quantity
 from .daemons import overhead_for_node
 from .instance_selection import Template
 from .nodeclaim import WELL_KNOWN, ExistingTarget, NodeClaim, Proposal, hostname_requirement, merge_topology
@@ -32,6 +33,7 @@ class PlannedNodeClaim:
     pods: list
     requests: dict
     options: list  # instance type names, cheapest first
+    labels: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -60,7 +62,7 @@ class Scheduler:
             if len(tpl.types):
                 self.templates.append(tpl)
             else:
-                self.notes.append(f'nodepool "{np_.name}": its requirements filtered out every instance type')
+                self.notes.append(f'nodepool "{np_.name}": {tpl.skip_reason}')
         self.tolerate_prefer_no_schedule = any(t.effect == PREFER_NO_SCHEDULE for np_, _ in ordered for t in np_.taints)
         self._universe_cache: dict = {}
         self.topology = Topology(self._universe)
@@ -233,6 +235,7 @@ class Scheduler:
 
     def _try_template(self, variant: Variant, tpl: Template, k: int, request):
         _, merged, options = variant.template_cache[("static", tpl.index)]
+        unlimited = options
         limits = self.remaining.get(tpl.name)
         if limits is not None:
             nodes_left = limits.get(L.NODES)
@@ -253,11 +256,15 @@ class Scheduler:
             return why, None
         if topo_changed:
             options = tpl.restrict(options, reqs, topo_changed)
+            unlimited = tpl.restrict(unlimited, reqs, topo_changed)
         if variant.sig.spec.host_ports and len(options):
             options = options[[not ports_conflict(variant.sig.spec.host_ports, tpl.daemon_ports[i])
                                for i in options.tolist()]]
         fitting = tpl.fitting(options, request)
         if not len(fitting):
+            if limits is not None and len(tpl.fitting(unlimited, request)):
+                left = ", ".join(f"{k}={format_quantity(k, max(v, 0))}" for k, v in limits.items() if v is not None)
+                return f"every instance type large enough would exceed the nodepool's limits (remaining {left})", None
             return tpl.diagnose(tpl.within_limits(tpl.all, limits) if limits else tpl.all, reqs, request,
                                 variant.sig.spec.requests), None
         if tpl.has_min_values and (err := tpl.min_values_error(fitting, reqs)):
@@ -351,8 +358,25 @@ class Scheduler:
             requests: dict = dict(tpl.daemon_overhead[index])
             for pod in target.pods:
                 requests = add(requests, pod.spec.requests)
-            results.nodeclaims.append(PlannedNodeClaim(tpl.name, it, offering, target.pods, requests, names))
+            results.nodeclaims.append(PlannedNodeClaim(tpl.name, it, offering, target.pods, requests, names,
+                                                       node_labels(tpl, reqs, it, offering)))
         return results
+
+
+def node_labels(tpl: Template, reqs: Requirements, it, offering) -> dict:
+    """The labels the node would carry: NodePool labels, single-valued requirements, its type's labels."""
+    labels = {}
+    for source in (it.requirements, reqs):
+        for key, req in source._reqs.items():
+            if not req.complement and len(req.values) == 1:
+                labels[key] = next(iter(req.values))
+    for key, req in reqs._reqs.items():  # custom labels get one concrete value (resolveCustomLabels)
+        if key not in L.WELL_KNOWN_LABELS and key not in labels and (value := req.any()):
+            labels[key] = value
+    labels.update({L.ZONE: offering.zone, L.CAPACITY_TYPE: offering.capacity_type, L.INSTANCE_TYPE: it.name})
+    labels.pop(L.REGISTERED, None)
+    labels.pop(L.INITIALIZED, None)
+    return labels
 
 
 def schedule(pods, nodepools, daemonsets=(), nodes=(), bound_pods=(), notes=()) -> Results:

@@ -192,3 +192,63 @@ def nodeclaim_of(result, pod_name):
 
 def reasons(result) -> dict:
     return {u.pod: u.reason for u in result.unschedulable}
+
+
+def fake_type(name, cpu, memory, pods=110, arch="amd64", zones=ZONES, capacity_types=("spot", "on-demand"),
+              price=None, os=("linux",), extra_requirements=(), extra_capacity=None, offerings=None, overhead=None):
+    """An InstanceType model with exact capacity, like Karpenter's fake.NewInstanceType (no AWS formula)."""
+    from provisioner import labels as L
+    from provisioner.models import InstanceType, Offering
+    from provisioner.quantity import parse
+    from provisioner.scheduling.requirements import Requirement, Requirements
+    capacity = {"cpu": parse(cpu), "memory": parse(memory), "pods": parse(pods), **(extra_capacity or {})}
+    if price is None:
+        price = 0.1 * capacity["cpu"] / 1000 + 0.1 * capacity["memory"] / 1000 / 2**30
+    if offerings is None:
+        offerings = [Offering(z, ct, price) for z in zones for ct in capacity_types]
+    else:
+        offerings = [Offering(z, ct, p) for z, ct, p in offerings]
+    reqs = Requirements([
+        Requirement.in_(L.INSTANCE_TYPE, name), Requirement.in_(L.ARCH, arch), Requirement.in_(L.OS, *os),
+        Requirement.in_(L.ZONE, *sorted({o.zone for o in offerings})),
+        Requirement.in_(L.CAPACITY_TYPE, *sorted({o.capacity_type for o in offerings})), *extra_requirements])
+    return InstanceType(name, reqs, capacity, dict(overhead or {}), offerings)
+
+
+def run_core(*objects, types, pools=None):
+    """Schedule object dicts against explicit InstanceType models, every NodePool getting `types`."""
+    from provisioner.api import plan_pools
+    from provisioner.loader import load_objects
+    objs = list(objects)
+    if not any(o.get("kind") == "NodePool" for o in objs if isinstance(o, dict)) and pools is None:
+        objs.append(nodepool())
+    inputs = load_objects(objs)
+    per_pool = pools or {}
+    return plan_pools(inputs, [(np, per_pool.get(np.name, types)) for np in inputs.nodepools])
+
+
+def karpenter_type(name, cpu="4", memory="4Gi", pods=5, arch="amd64", os=("darwin", "linux", "windows"),
+                   extra_capacity=None, offerings=None, extra_requirements=()):
+    """Karpenter's fake.NewInstanceType: spot in zones 1-2, on-demand in 1-3, 100m/10Mi kube-reserved,
+    priced 0.1 per CPU + 0.1 per GB (+1.0 per GPU)."""
+    from provisioner.quantity import parse
+    cap = {"cpu": parse(cpu), "memory": parse(memory)}
+    price = 0.1 * cap["cpu"] / 1000 + 0.1 * cap["memory"] / 1000 / 1e9 + (1.0 if extra_capacity else 0.0)
+    if offerings is None:
+        offerings = [("test-zone-1", "spot", price), ("test-zone-2", "spot", price), ("test-zone-1", "on-demand", price),
+                     ("test-zone-2", "on-demand", price), ("test-zone-3", "on-demand", price)]
+    return fake_type(name, cpu, memory, pods, arch, os=os, extra_capacity=extra_capacity, offerings=offerings,
+                     overhead={"cpu": 100, "memory": parse("10Mi")}, extra_requirements=extra_requirements)
+
+
+def karpenter_default_types():
+    """fake.CloudProvider's default instance types."""
+    from provisioner.quantity import parse
+    return [
+        karpenter_type("default-instance-type"),
+        karpenter_type("small-instance-type", cpu="2", memory="2Gi"),
+        karpenter_type("gpu-vendor-instance-type", extra_capacity={"fake.com/vendor-a": parse("2")}),
+        karpenter_type("gpu-vendor-b-instance-type", extra_capacity={"fake.com/vendor-b": parse("2")}),
+        karpenter_type("arm-instance-type", cpu="16", memory="128Gi", arch="arm64", os=("darwin", "ios", "linux", "windows")),
+        karpenter_type("single-pod-instance-type", pods=1),
+    ]
