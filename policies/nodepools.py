@@ -38,11 +38,28 @@ def _known_requirements(pool: Resource) -> list[Mapping[str, Any]] | None:
     return [r for r in requirements if isinstance(r, Mapping)]
 
 
-def _selection(pool: Resource) -> catalog.Selection | None:
-    requirements = _known_requirements(pool)
-    if requirements is None:
+def _node_class(stack: Stack, pool: Resource) -> Resource | None:
+    name = _template(pool, "nodeClassRef", "name")
+    return next((c for c in stack.of_type(NODECLASS) if c.prop("metadata", "name") == name), None)
+
+
+_NODECLASS_FIELDS = ("amiFamily", "amiSelectorTerms", "kubelet", "blockDeviceMappings", "instanceStorePolicy")
+
+
+def _pool_types(stack: Stack, pool: Resource) -> catalog.PoolTypes | None:
+    """Candidate instance types (None: not known yet). Raises catalog.InvalidObject."""
+    template = {"nodeClassRef": _template(pool, "nodeClassRef"), "requirements": _template(pool, "requirements", default=[])}
+    node_class = _node_class(stack, pool)
+    class_spec = {k: node_class.prop("spec", k) for k in _NODECLASS_FIELDS if node_class.prop("spec", k) is not None} \
+        if node_class is not None else None
+    if contains_unknown(template) or contains_unknown(class_spec) or contains_unknown(pool.prop("metadata", "name")):
         return None
-    return catalog.admitted(requirements)
+    pool_object = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": pool.prop("metadata", "name")},
+                   "spec": {"template": {"spec": template}}}
+    class_object = None if node_class is None else {
+        "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass",
+        "metadata": {"name": node_class.prop("metadata", "name")}, "spec": class_spec}
+    return catalog.pool_types(pool_object, class_object)
 
 
 def _annotation(pool: Resource, key: str) -> Any:
@@ -107,24 +124,21 @@ def limits_within_ceiling(stack: Stack, config: Mapping[str, Any]) -> Iterable[V
 def has_instance_types(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
     minimum = int(config.get("minInstanceTypes") or 1)
     for pool in _pools(stack):
-        requirements = _known_requirements(pool)
-        if requirements is None:
+        try:
+            types = _pool_types(stack, pool)
+        except catalog.InvalidObject as err:
+            yield Violation(pool.urn, f"{pool.label} is not a valid Karpenter NodePool: {err}")
             continue
-        selection = catalog.admitted(requirements)
-        count = len(selection.types)
+        if types is None:
+            continue
+        count = len(types.candidates)
         if count < minimum:
-            constraints = "; ".join(_describe(r) for r in requirements if r.get("key") in catalog.INSTANCE_LABEL_KEYS)
+            requirements = _known_requirements(pool) or []
+            constraints = "; ".join(_describe(r) for r in requirements)
             yield Violation(pool.urn, f"{pool.label} admits {count} instance type(s) of the catalog "
-                                      f"(at least {minimum} needed): {constraints or 'no instance-type requirements'}")
-            continue
-        for requirement in requirements:
-            wanted, key = _integer(requirement.get("minValues")), requirement.get("key")
-            if wanted is None or key not in catalog.INSTANCE_LABEL_KEYS:
-                continue
-            distinct = {t.labels.get(key) for t in selection.types} - {None}
-            if len(distinct) < wanted:
-                yield Violation(pool.urn, f"{pool.label} requires minValues {wanted} for {key} but the admitted "
-                                          f"types offer only {len(distinct)} ({', '.join(sorted(distinct))})")
+                                      f"(at least {minimum} needed): {constraints or 'no requirements'}")
+        elif types.min_values_error:
+            yield Violation(pool.urn, f"{pool.label}: {types.min_values_error} among its {count} instance types")
 
 
 def _integer(value: Any) -> int | None:
@@ -141,15 +155,6 @@ def _integer(value: Any) -> int | None:
 def _describe(requirement: Mapping[str, Any]) -> str:
     values = requirement.get("values") or []
     return f"{requirement.get('key')} {requirement.get('operator')} {list(values) if values else ''}".strip()
-
-
-def _node_class_kubelet(stack: Stack, pool: Resource) -> Mapping[str, Any] | None:
-    name = _template(pool, "nodeClassRef", "name")
-    for node_class in stack.of_type(NODECLASS):
-        if node_class.prop("metadata", "name") == name:
-            kubelet = node_class.prop("spec", "kubelet")
-            return kubelet if isinstance(kubelet, Mapping) and not contains_unknown(kubelet) else None
-    return None
 
 
 @policy(
@@ -174,38 +179,40 @@ def fits_largest_pod(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violat
             yield Violation(pool.urn, f"{pool.label} annotation {LARGEST_POD_ANNOTATION}={raw!r} is not a JSON "
                                       "object of resource quantities (e.g. {\"cpu\": \"4\", \"memory\": \"8Gi\"})")
             continue
-        selection = _selection(pool)
-        if selection is None or not selection.types:
-            continue  # not known yet, or nodepool-has-instance-types already says why
-        kubelet = _node_class_kubelet(stack, pool)
-        best, best_score = None, None
-        for instance_type in selection.types:
-            allocatable = instance_type.allocatable(kubelet)
-            short = {name: value for name, value in wanted.items()
-                     if name in _CATALOG_RESOURCES and value > allocatable.get(name, Decimal(0))}
+        try:
+            types = _pool_types(stack, pool)
+        except catalog.InvalidObject:
+            continue  # nodepool-has-instance-types says why
+        if types is None or not types.candidates:
+            continue
+        judged = {name: value for name, value in wanted.items() if name in _CATALOG_RESOURCES}
+        best, best_short = None, None
+        for candidate in types.candidates:
+            short = [n for n, v in judged.items() if v > candidate.allocatable.get(n, Decimal(0))]
             if not short:
                 break
-            score = len(short)
-            if best_score is None or score < best_score or (score == best_score and _bigger(instance_type, best)):
-                best, best_score = instance_type, score
+            if best_short is None or len(short) < best_short or (len(short) == best_short and _bigger(candidate, best)):
+                best, best_short = candidate, len(short)
         else:
             asked = ", ".join(f"{name}={value}" for name, value in requests.items())
             detail = ""
             if best is not None:
-                allocatable = best.allocatable(kubelet)
-                detail = "; closest is " + best.name + " with " + ", ".join(
-                    f"{name} {show(name, allocatable.get(name, Decimal(0)))}" for name in wanted if name in _CATALOG_RESOURCES)
-            yield Violation(pool.urn, f"{pool.label}: none of the {len(selection.types)} admitted instance types "
+                detail = f"; closest is {best.name} with " + ", ".join(
+                    f"{n} {show(n, best.allocatable.get(n, Decimal(0)))}" for n in judged)
+            yield Violation(pool.urn, f"{pool.label}: none of the {len(types.candidates)} admitted instance types "
                                       f"can hold the declared largest pod ({asked}){detail}")
 
 
-_CATALOG_RESOURCES = ("cpu", "memory", "pods", "nvidia.com/gpu", "amd.com/gpu", "habana.ai/gaudi", "aws.amazon.com/neuron")
+_CATALOG_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu", "amd.com/gpu",
+                      "habana.ai/gaudi", "aws.amazon.com/neuron")
 
 
-def _bigger(candidate: catalog.InstanceType, current: catalog.InstanceType | None) -> bool:
+def _bigger(candidate: catalog.Candidate, current: catalog.Candidate | None) -> bool:
     if current is None:
         return True
-    return (candidate.facts["vcpu"], candidate.facts["memory_mib"]) > (current.facts["vcpu"], current.facts["memory_mib"])
+    def size(c: catalog.Candidate) -> tuple[Decimal, Decimal]:
+        return c.allocatable.get("cpu", Decimal(0)), c.allocatable.get("memory", Decimal(0))
+    return size(candidate) > size(current)
 
 
 @policy(
@@ -217,11 +224,14 @@ def _bigger(candidate: catalog.InstanceType, current: catalog.InstanceType | Non
 )
 def gpu_tainted(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
     for pool in _pools(stack):
-        selection = _selection(pool)
         taints = _template(pool, "taints", default=[])
-        if selection is None or contains_unknown(taints):
+        try:
+            types = _pool_types(stack, pool)
+        except catalog.InvalidObject:
+            continue  # nodepool-has-instance-types says why
+        if types is None or contains_unknown(taints):
             continue
-        accelerated = [t for t in selection.types if t.has_accelerator]
+        accelerated = [c for c in types.candidates if c.accelerated]
         if not accelerated:
             continue
         if any(isinstance(t, Mapping) and t.get("effect") in REPELLING_EFFECTS for t in taints or []):
@@ -295,10 +305,7 @@ def _admits(pool: Resource, key: str, value: str, default: bool) -> bool | None:
     requirements = _known_requirements(pool)
     if requirements is None:
         return None
-    on_key = [r for r in requirements if r.get("key") == key]
-    if not on_key:
-        return default
-    return all(catalog._matcher(str(r.get("operator")), r.get("values") or [])(value) for r in on_key)
+    return catalog.admits_value(requirements, key, value, default)
 
 
 @policy(

@@ -19,7 +19,10 @@ def _pool(name="web-api", limits=None, team="web"):
             "metadata": {"name": name, "labels": {"karpenter-platform.io/team": team}},
             "spec": {
                 "template": {"metadata": {"labels": {"karpenter-platform.io/team": team}},
-                             "spec": {"expireAfter": "720h", "requirements": [
+                             "spec": {"expireAfter": "720h",
+                                      "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                       "name": "default"},
+                                      "requirements": [
                                  {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["m"]}]}},
                 "disruption": {"budgets": [{"nodes": "10%"}]},
                 "limits": limits if limits is not None else {"cpu": "10", "memory": "40Gi"},

@@ -84,13 +84,26 @@ def test_has_instance_types_min_values_too_high_fail():
                      "values": ["m5.large", "m5.xlarge"], "minValues": 2},
                     {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large"]}]
     assert messages("nodepool-has-instance-types", [nodepool(requirements=requirements)]) == [
-        "NodePool web-api requires minValues 2 for node.kubernetes.io/instance-type but the admitted types "
-        "offer only 1 (m5.large)"]
+        "NodePool web-api: minValues requirement is not met for label node.kubernetes.io/instance-type (1 < 2) "
+        "among its 1 instance types"]
 
 
 def test_has_instance_types_min_values_met_pass():
     requirements = [{"key": "karpenter.k8s.aws/instance-family", "operator": "In",
                      "values": ["m5", "m6i", "m7i"], "minValues": 3}]
+    assert run("nodepool-has-instance-types", [nodepool(requirements=requirements)]) == []
+
+
+def test_has_instance_types_invalid_operator_fail():
+    requirements = [{"key": "karpenter.k8s.aws/instance-family", "operator": "Equals", "values": ["m5"]}]
+    [message] = messages("nodepool-has-instance-types", [nodepool(requirements=requirements)])
+    assert message.startswith("NodePool web-api is not a valid Karpenter NodePool: ")
+    assert "unknown operator 'Equals'" in message
+
+
+def test_has_instance_types_zone_outside_default_region_pass():
+    requirements = [*nodepool()["props"]["spec"]["template"]["spec"]["requirements"],
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eu-west-1a", "eu-west-1b"]}]
     assert run("nodepool-has-instance-types", [nodepool(requirements=requirements)]) == []
 
 
