@@ -1,0 +1,99 @@
+"""`provisioner serve`: the in-cluster advisor. Wiring only; the behaviour lives in the modules."""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import queue
+import signal
+import socket
+import threading
+import time
+
+from .batcher import Batcher, TokenBucket
+from .catalog import CatalogHolder
+from .controller import Controller
+from .events import EventRecorder
+from .http import Health, make_server, serve_in_background
+from .kinds import WATCHED
+from .kube import KubernetesApi
+from .loop import run_loop, start_reflectors
+from .metrics import Metrics
+
+log = logging.getLogger("provisioner.serve")
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("expected a positive number")
+    return value
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "serve", help="run in the cluster: explain Pending pods (Events) and price the pending plan (metrics)",
+        description="Watch pods, nodes, DaemonSets, NodePools, NodeClaims and EC2NodeClasses; plan every batch "
+                    "of Unschedulable pods with the simulator; record an Event on each pod no NodePool can ever "
+                    "schedule; serve /metrics, /healthz and /readyz.")
+    parser.add_argument("--mode", choices=("advisor", "metrics-only"), default=os.environ.get("PROVISIONER_MODE", "advisor"),
+                        help="advisor records Events; metrics-only writes nothing to the cluster (default advisor)")
+    parser.add_argument("--listen", default="0.0.0.0", help="address of the HTTP server (default 0.0.0.0)")
+    parser.add_argument("--port", type=int, default=8080, help="port of /metrics, /healthz, /readyz (default 8080)")
+    parser.add_argument("--region", default=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
+                        help="AWS region of the cluster (default $AWS_REGION)")
+    parser.add_argument("--catalog", choices=("live", "bundled"), default="live",
+                        help="live: AWS APIs when the IAM role allows, else the bundled catalog (default live)")
+    parser.add_argument("--catalog-refresh", type=_positive, default=6 * 3600.0, metavar="SECONDS",
+                        help="how often to reload the live catalog (default 21600)")
+    parser.add_argument("--batch-idle", type=_positive, default=1.0, metavar="SECONDS",
+                        help="close a batch after this long without new pending pods (default 1, as Karpenter)")
+    parser.add_argument("--batch-max", type=_positive, default=10.0, metavar="SECONDS",
+                        help="close a batch at the latest this long after it opened (default 10, as Karpenter)")
+    parser.add_argument("--resync", type=_positive, default=300.0, metavar="SECONDS",
+                        help="plan again this often while pods stay pending (default 300)")
+    parser.add_argument("--event-qps", type=_positive, default=2.0, help="events written per second at most (default 2)")
+    parser.add_argument("--event-burst", type=int, default=20, help="events written in a burst at most (default 20)")
+    parser.add_argument("--watch-timeout", type=int, default=300, metavar="SECONDS",
+                        help="server-side timeout of each watch (default 300)")
+    parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from . import core  # the scheduling core and its catalog load only when serving
+
+    clock = time.time
+    metrics = Metrics(clock=clock)
+    holder = CatalogHolder(core.live_loader(args.region) if args.catalog == "live" else None, core.load_bundled,
+                           on_change=lambda choice: metrics.set_catalog(choice.source, choice.as_of))
+    choice = holder.refresh(clock())
+    log.info("catalog: %s (%d instance types)%s", choice.source, len(getattr(choice.catalog, "types", []) or []),
+             f"; live catalog not used: {choice.error}" if choice.error else "")
+
+    api = KubernetesApi.from_environment()
+    instance = os.environ.get("POD_NAME") or socket.gethostname()
+    recorder = None if args.mode == "metrics-only" else EventRecorder(
+        api, bucket=TokenBucket(args.event_qps, args.event_burst), instance=instance)
+    controller = Controller(plan=core.make_plan(holder, args.region), metrics=metrics, recorder=recorder,
+                            batcher=Batcher(args.batch_idle, args.batch_max), validate=core.validate,
+                            resync=args.resync)
+    health = Health(clock)
+    server = make_server(args.listen, args.port, metrics.registry, health)
+    serve_in_background(server)
+
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    messages: queue.Queue = queue.Queue()
+    start_reflectors(api, WATCHED, messages.put, stop, watch_timeout=args.watch_timeout)
+    if args.catalog == "live":
+        threading.Thread(target=holder.run, args=(stop, args.catalog_refresh, clock), name="catalog",
+                         daemon=True).start()
+    log.info("serving on %s:%d in %s mode", args.listen, args.port, args.mode)
+    try:
+        run_loop(controller, messages, stop, health, clock)
+    finally:
+        server.shutdown()
+    return 0

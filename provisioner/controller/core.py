@@ -1,0 +1,61 @@
+"""The advisor's only contact with the scheduling core: plan, validate, catalogs.
+
+Kept in one module so that the controller itself can be tested with a fake plan, and so that
+a change in the core's public API has one place to land.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime, timezone
+from importlib import resources
+from typing import Any, Callable
+
+from ..api import simulate
+from ..catalog import SHIPPED, shipped_catalog
+from ..loader import load_objects
+from .catalog import CatalogHolder
+
+log = logging.getLogger(__name__)
+
+
+def validate(obj: dict) -> None:
+    """Raises InputError when the core cannot use this one object (checked on arrival, so a bad
+    object is skipped and counted instead of failing every plan)."""
+    load_objects([obj])
+
+
+def make_plan(holder: CatalogHolder, region: str) -> Callable[[list], dict]:
+    def plan(objects: list) -> dict:
+        choice = holder.current
+        return simulate(objects, catalog=choice.catalog if choice else None, region=region).to_dict()
+
+    return plan
+
+
+def bundled_as_of() -> float | None:
+    """The shipped catalog's build date (`generated`), for the catalog-age metric."""
+    try:
+        data = json.loads(resources.files("provisioner").joinpath(SHIPPED).read_text(encoding="utf-8"))
+        day = datetime.strptime(str(data["generated"]), "%Y-%m-%d").replace(tzinfo=timezone.utc)
+        return day.timestamp()
+    except (KeyError, ValueError, OSError) as exc:
+        log.warning("shipped catalog has no usable build date: %s", exc)
+        return None
+
+
+def load_bundled() -> tuple[Any, float | None]:
+    return shipped_catalog(), bundled_as_of()
+
+
+def live_loader(region: str) -> Callable[[], tuple[Any, float | None]] | None:
+    """The core's live-AWS catalog loader for `region`, or None when this build has none."""
+    try:
+        from ..catalog import aws  # noqa: PLC0415 - optional: needs boto3
+    except ImportError as exc:
+        log.warning("no live catalog loader available (%s); using the bundled catalog", exc)
+        return None
+    load = getattr(aws, "load_live_catalog", None) or getattr(aws, "live_catalog", None)
+    if load is None:
+        return None
+    return lambda: (load(region=region), None)

@@ -1,0 +1,34 @@
+"""The kinds the advisor lists and watches, and how to reach each through the API."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One watched resource. `group` is "" for the core API; custom resources are cluster-scoped."""
+
+    kind: str
+    group: str
+    version: str
+    plural: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def custom(self) -> bool:
+        return self.group not in ("", "apps")
+
+
+POD = Kind("Pod", "", "v1", "pods")
+NODE = Kind("Node", "", "v1", "nodes")
+DAEMONSET = Kind("DaemonSet", "apps", "v1", "daemonsets")
+NODEPOOL = Kind("NodePool", "karpenter.sh", "v1", "nodepools")
+NODECLAIM = Kind("NodeClaim", "karpenter.sh", "v1", "nodeclaims")
+EC2NODECLASS = Kind("EC2NodeClass", "karpenter.k8s.aws", "v1", "ec2nodeclasses")
+
+# Every kind the plan needs: readiness waits for a first full list of each, because planning
+# with (say) NodePools not listed yet would call every pending pod unschedulable.
+WATCHED: tuple[Kind, ...] = (NODEPOOL, EC2NODECLASS, NODECLAIM, NODE, DAEMONSET, POD)

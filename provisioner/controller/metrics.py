@@ -1,0 +1,116 @@
+"""The advisor's Prometheus metrics, in a registry of their own (tests build as many as they like).
+
+Label values are bounded: NodePool names are few by construction, and reasons go through
+`reason_label`, which folds numbers and caps the number of distinct values, so a reason that
+embeds a pod's own figures cannot explode the series count.
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from typing import Callable, Iterable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+PREFIX = "provisioner"
+MAX_REASONS = 30
+OTHER = "other"
+_NUMBER = re.compile(r"\d+(\.\d+)?")
+_SPACE = re.compile(r"\s+")
+
+
+def fold_reason(reason: str) -> str:
+    """A reason without its figures: 'needs 96 cpu, largest offers 64' -> 'needs N cpu, largest offers N'."""
+    text = _SPACE.sub(" ", _NUMBER.sub("N", str(reason))).strip()
+    return text[:120] or "unknown"
+
+
+class ReasonLabels:
+    """Maps reasons to at most MAX_REASONS label values (then `other`), stable for the process."""
+
+    def __init__(self, limit: int = MAX_REASONS):
+        self.limit = limit
+        self._known: set[str] = set()
+
+    def __call__(self, reason: str) -> str:
+        folded = fold_reason(reason)
+        if folded in self._known:
+            return folded
+        if len(self._known) < self.limit:
+            self._known.add(folded)
+            return folded
+        return OTHER
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry | None = None, clock: Callable[[], float] = time.time):
+        self.registry = registry or CollectorRegistry()
+        self.clock = clock
+        r = self.registry
+        self.reason_label = ReasonLabels()
+        self.pending_pods = Gauge(f"{PREFIX}_pending_pods",
+                                  "Pods Pending with PodScheduled=False/Unschedulable at the last plan.", registry=r)
+        self.unschedulable_pods = Gauge(f"{PREFIX}_unschedulable_pods",
+                                        "Pending pods no NodePool can schedule, by reason (numbers folded to N).",
+                                        ["reason"], registry=r)
+        self.plan_hourly_price = Gauge(f"{PREFIX}_plan_hourly_price_usd",
+                                       "Hourly price of every NodeClaim the last plan would launch.", registry=r)
+        self.nodepool_hourly_cost = Gauge(f"{PREFIX}_nodepool_projected_hourly_cost_usd",
+                                          "Hourly price of the NodeClaims the last plan would launch, per NodePool.",
+                                          ["nodepool"], registry=r)
+        self.nodepool_nodeclaims = Gauge(f"{PREFIX}_nodepool_planned_nodeclaims",
+                                         "NodeClaims the last plan would launch, per NodePool.", ["nodepool"], registry=r)
+        self.catalog_age = Gauge(f"{PREFIX}_catalog_age_seconds",
+                                 "Age of the instance-type catalog the plans use (its prices and offerings).", registry=r)
+        self.catalog_info = Gauge(f"{PREFIX}_catalog_info",
+                                  "1 for the catalog source in use: live (AWS APIs) or bundled (shipped in the image).",
+                                  ["source"], registry=r)
+        self.malformed_objects = Counter(f"{PREFIX}_malformed_objects",
+                                         "Watched objects skipped because the advisor or the core could not use them.",
+                                         ["kind"], registry=r)
+        self.api_failures = Counter(f"{PREFIX}_api_failures",
+                                    "Failed list/watch calls by kind and HTTP status (410 = expired watch, relisted; 0 = no response).",
+                                    ["kind", "operation", "code"], registry=r)
+        self.events = Counter(f"{PREFIX}_events",
+                              "Pod events by outcome: created, exists (already recorded, e.g. before a restart), refreshed, "
+                              "deduplicated, rate_limited, failed.", ["result"], registry=r)
+        self.plans = Counter(f"{PREFIX}_plans", "Plans run, by result (ok, error).", ["result"], registry=r)
+        self.plan_duration = Histogram(f"{PREFIX}_plan_duration_seconds", "Time to plan one batch.",
+                                       buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60), registry=r)
+        self.last_plan = Gauge(f"{PREFIX}_last_plan_timestamp_seconds", "When the last plan finished (Unix time).",
+                               registry=r)
+        self._catalog_as_of: float | None = None
+        self.catalog_age.set_function(self._age)
+
+    def _age(self) -> float:
+        return max(0.0, self.clock() - self._catalog_as_of) if self._catalog_as_of is not None else float("nan")
+
+    def set_catalog(self, source: str, as_of: float | None) -> None:
+        self.catalog_info.clear()
+        self.catalog_info.labels(source=source).set(1)
+        self._catalog_as_of = as_of
+
+    def observe_plan(self, *, pending: int, unschedulable_reasons: Iterable[str], nodeclaims: Iterable[dict],
+                     hourly_price: float) -> None:
+        """Replace every plan gauge (series of NodePools and reasons no longer present go away)."""
+        self.pending_pods.set(pending)
+        reasons: dict[str, int] = defaultdict(int)
+        for reason in unschedulable_reasons:
+            reasons[self.reason_label(reason)] += 1
+        self.unschedulable_pods.clear()
+        for label, count in sorted(reasons.items()):
+            self.unschedulable_pods.labels(reason=label).set(count)
+        cost: dict[str, float] = defaultdict(float)
+        claims: dict[str, int] = defaultdict(int)
+        for claim in nodeclaims:
+            pool = str(claim.get("nodepool") or "unknown")
+            cost[pool] += float(claim.get("price_usd_hour") or 0.0)
+            claims[pool] += 1
+        self.nodepool_hourly_cost.clear()
+        self.nodepool_nodeclaims.clear()
+        for pool in sorted(claims):
+            self.nodepool_hourly_cost.labels(nodepool=pool).set(round(cost[pool], 6))
+            self.nodepool_nodeclaims.labels(nodepool=pool).set(claims[pool])
+        self.plan_hourly_price.set(round(hourly_price, 6))
+        self.last_plan.set(self.clock())

@@ -1,0 +1,126 @@
+"""List-then-watch for one kind, the way client-go's reflector does it, feeding a sink.
+
+The sink gets `Replace` after every full list (the whole current set) and `Change` for every
+watch event. A 410 (watch or continue token too old) means "list again"; any other error
+backs off and retries the same step. Nothing here interprets objects.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+from .batcher import Backoff
+from .kinds import Kind
+from .kube import ApiError, Gone, KubeApi
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Replace:
+    kind: Kind
+    items: list
+    resource_version: str
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: Kind
+    type: str  # ADDED | MODIFIED | DELETED
+    object: object
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Reported so the controller can count it; the reflector itself retries."""
+
+    kind: Kind
+    operation: str  # list | watch
+    status: int
+    message: str
+
+
+Message = Replace | Change | Failure
+
+
+class Reflector:
+    def __init__(self, kind: Kind, api: KubeApi, sink: Callable[[Message], None], *, page_size: int = 500,
+                 watch_timeout: int = 300, backoff: Backoff | None = None, quiet_pause: float = 1.0):
+        self.kind = kind
+        self.api = api
+        self.sink = sink
+        self.page_size = page_size
+        self.watch_timeout = watch_timeout
+        self.backoff = backoff or Backoff()
+        self.quiet_pause = quiet_pause
+        self.resource_version: str | None = None  # None: the next step lists
+
+    def list_all(self) -> None:
+        """Every page of a consistent list, then one Replace. A 410 on a continue token (the
+        snapshot expired mid-way) starts over on the next step."""
+        items: list = []
+        token: str | None = None
+        while True:
+            page = self.api.list(self.kind, limit=self.page_size, continue_token=token)
+            page_items = page.get("items") if isinstance(page, dict) else None
+            items.extend(page_items if isinstance(page_items, list) else [])
+            meta = page.get("metadata") if isinstance(page, dict) and isinstance(page.get("metadata"), dict) else {}
+            token = meta.get("continue") or None
+            if token is None:
+                version = str(meta.get("resourceVersion") or "")
+                break
+        self.sink(Replace(self.kind, items, version))
+        self.resource_version = version or None
+
+    def watch_once(self) -> int:
+        """One watch stream from the last seen resourceVersion until the server closes it;
+        the number of events it carried."""
+        assert self.resource_version is not None
+        seen = 0
+        for event in self.api.watch(self.kind, resource_version=self.resource_version,
+                                    timeout_seconds=self.watch_timeout):
+            event_type = event.get("type") if isinstance(event, dict) else None
+            obj = event.get("object") if isinstance(event, dict) else None
+            meta = obj.get("metadata") if isinstance(obj, dict) else None
+            version = meta.get("resourceVersion") if isinstance(meta, dict) else None
+            if event_type in ("ADDED", "MODIFIED", "DELETED"):
+                self.sink(Change(self.kind, event_type, obj))
+            elif event_type != "BOOKMARK":
+                # Unknown event types are reported as malformed by the controller, not here.
+                self.sink(Change(self.kind, str(event_type), obj))
+            if isinstance(version, str) and version:
+                self.resource_version = version
+            seen += 1
+        return seen
+
+    def step(self) -> float:
+        """List or watch once; the seconds to wait before the next step (0 after a success)."""
+        operation = "list" if self.resource_version is None else "watch"
+        seen = 1
+        try:
+            if operation == "list":
+                self.list_all()
+            else:
+                seen = self.watch_once()
+        except Gone as exc:
+            log.info("%s %s expired (%s); listing again", self.kind.kind, operation, exc)
+            self.sink(Failure(self.kind, operation, 410, str(exc)))
+            self.resource_version = None
+            return 0.0
+        except ApiError as exc:
+            delay = self.backoff.failure()
+            log.warning("%s %s failed (%s); retrying in %.0fs", self.kind.kind, operation, exc, delay)
+            self.sink(Failure(self.kind, operation, exc.status, str(exc)))
+            return delay
+        self.backoff.success()
+        # A server (or proxy) that closes every watch at once, without even a bookmark, must
+        # not turn this loop into a busy one.
+        return 0.0 if seen else self.quiet_pause
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            delay = self.step()
+            if delay:
+                stop.wait(delay)

@@ -1,0 +1,140 @@
+"""The advisor on the real scheduling core: validation, plans, catalogs, in-flight capacity."""
+from datetime import datetime, timezone
+
+import pytest
+
+from provisioner.controller import core
+from provisioner.controller.batcher import TokenBucket
+from provisioner.controller.catalog import CatalogHolder, choose_catalog
+from provisioner.controller.controller import Controller
+from provisioner.controller.events import EventRecorder
+from provisioner.controller.kinds import WATCHED
+from provisioner.controller.metrics import Metrics
+from provisioner.controller.pending import INFLIGHT_ANNOTATION, inflight_nodes, is_bound, is_unschedulable, plan_input
+from provisioner.controller.reflector import Reflector
+from provisioner.errors import InputError
+from tests.provisioner.controller_fakes import FakeKube, cluster, node, nodeclass, nodepool, pod
+
+
+def nodeclaim(name: str, *, node_name: str | None = None, launched: bool = True) -> dict:
+    status: dict = {}
+    if launched:
+        status["allocatable"] = {"cpu": "3920m", "memory": "14Gi", "pods": "58"}
+        status["capacity"] = {"cpu": "4", "memory": "16Gi", "pods": "58"}
+    if node_name:
+        status["nodeName"] = node_name
+    return {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            "metadata": {"name": name, "uid": f"uid-nc-{name}", "labels": {
+                "karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "m5.xlarge",
+                "topology.kubernetes.io/zone": "us-east-1a", "karpenter.sh/capacity-type": "on-demand"}},
+            "spec": {"taints": [], "startupTaints": [{"key": "odigos.io/needs-init", "effect": "NoSchedule"}]},
+            "status": status}
+
+
+def test_validate_rejects_node_without_allocatable():
+    broken = node("n-1")
+    del broken["status"]["allocatable"]
+    with pytest.raises(InputError, match="status.allocatable"):
+        core.validate(broken)
+    core.validate(node("n-2"))
+
+
+def test_bundled_catalog_age_comes_from_its_build_date():
+    catalog, as_of = core.load_bundled()
+    assert len(catalog.types) > 1000
+    assert as_of == datetime(2026, 11, 21, tzinfo=timezone.utc).timestamp()
+
+
+def test_choose_catalog_falls_back_to_bundled_with_reason():
+    def denied():
+        raise PermissionError("AccessDeniedException: pricing:GetProducts")
+    choice = choose_catalog(denied, lambda: ("BUNDLED", 1.0), now=50.0)
+    assert (choice.catalog, choice.source, choice.as_of) == ("BUNDLED", "bundled", 1.0)
+    assert choice.error == "PermissionError: AccessDeniedException: pricing:GetProducts"
+
+
+def test_choose_catalog_prefers_live_and_stamps_it_now():
+    choice = choose_catalog(lambda: ("LIVE", None), lambda: ("BUNDLED", 1.0), now=50.0)
+    assert (choice.catalog, choice.source, choice.as_of, choice.error) == ("LIVE", "live", 50.0, None)
+
+
+def test_catalog_holder_keeps_live_catalog_when_refresh_fails():
+    answers = iter([("LIVE-1", None), RuntimeError("throttled")])
+
+    def live():
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+    changes = []
+    holder = CatalogHolder(live, lambda: ("BUNDLED", 1.0), on_change=changes.append)
+    holder.refresh(10.0)
+    holder.refresh(20.0)
+    assert holder.current.catalog == "LIVE-1" and holder.current.source == "live"
+    assert [c.source for c in changes] == ["live"]
+
+
+def test_catalog_source_is_exported_as_metric():
+    metrics = Metrics(clock=lambda: 100.0)
+    holder = CatalogHolder(None, lambda: ("BUNDLED", 40.0),
+                           on_change=lambda c: metrics.set_catalog(c.source, c.as_of))
+    holder.refresh(100.0)
+    assert metrics.registry.get_sample_value("provisioner_catalog_info", {"source": "bundled"}) == 1
+    assert metrics.registry.get_sample_value("provisioner_catalog_age_seconds") == 60.0
+
+
+def test_inflight_nodeclaim_becomes_node_without_startup_taints():
+    nodes = inflight_nodes([nodeclaim("default-abc"), nodeclaim("default-def", node_name="node-a"),
+                            nodeclaim("default-ghi", launched=False)], [node("node-a")])
+    assert [n["metadata"]["name"] for n in nodes] == ["default-abc"]
+    assert nodes[0]["spec"] == {"taints": []}
+    assert nodes[0]["status"]["allocatable"] == {"cpu": "3920m", "memory": "14Gi", "pods": "58"}
+    assert nodes[0]["metadata"]["annotations"] == {INFLIGHT_ANNOTATION: "default-abc"}
+    assert nodes[0]["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "m5.xlarge"
+
+
+def test_plan_input_holds_bound_and_pending_pods_but_not_finished_ones():
+    done = pod("job-1", node="node-a")
+    done["status"]["phase"] = "Succeeded"
+    bound, pending = pod("db-0", node="node-a"), pod("web-0")
+    objects = {"Pod": [done, bound, pending], "Node": [node("node-a")], "NodePool": [nodepool()],
+               "EC2NodeClass": [nodeclass()], "NodeClaim": [nodeclaim("default-abc")], "DaemonSet": []}
+    names = [(o["kind"], o["metadata"]["name"]) for o in plan_input(objects, [pending])]
+    assert names == [("EC2NodeClass", "default"), ("NodePool", "default"), ("Node", "node-a"),
+                     ("Node", "default-abc"), ("Pod", "db-0"), ("Pod", "web-0")]
+    assert is_bound(bound) and not is_bound(done) and is_unschedulable(pending)
+
+
+def test_advisor_on_real_core_prices_plan_and_flags_oversized_pod():
+    kube = cluster(FakeKube(), nodeclass(), nodepool(), pod("web-0", cpu="2", memory="4Gi"),
+                   pod("huge-0", cpu="1000"))
+    metrics = Metrics()
+    holder = CatalogHolder(None, core.load_bundled, on_change=lambda c: metrics.set_catalog(c.source, c.as_of))
+    holder.refresh(0.0)
+    controller = Controller(plan=core.make_plan(holder, "us-east-1"), metrics=metrics, validate=core.validate,
+                            recorder=EventRecorder(kube, bucket=TokenBucket(10, 10), instance="test"))
+    for kind in WATCHED:
+        Reflector(kind, kube, lambda m: controller.handle(m, 0.0)).step()
+    result = controller.reconcile(5.0)
+    assert [u["pod"] for u in result["unschedulable"]] == ["default/huge-0"]
+    assert [c["pods"] for c in result["nodeclaims"]] == [["default/web-0"]]
+    price = result["summary"]["price_usd_hour"]
+    assert price > 0
+    assert metrics.registry.get_sample_value("provisioner_plan_hourly_price_usd") == price
+    assert metrics.registry.get_sample_value("provisioner_nodepool_projected_hourly_cost_usd",
+                                             {"nodepool": "default"}) == price
+    assert [e["involvedObject"]["name"] for e in kube.events.values()] == ["huge-0"]
+    assert "requests cpu=1000" in next(iter(kube.events.values()))["message"]
+
+
+def test_advisor_on_real_core_counts_inflight_capacity():
+    kube = cluster(FakeKube(), nodeclass(), nodepool(), nodeclaim("default-abc"), pod("web-0", cpu="1"))
+    holder = CatalogHolder(None, core.load_bundled, on_change=lambda c: None)
+    holder.refresh(0.0)
+    controller = Controller(plan=core.make_plan(holder, "us-east-1"), metrics=Metrics(), recorder=None,
+                            validate=core.validate)
+    for kind in WATCHED:
+        Reflector(kind, kube, lambda m: controller.handle(m, 0.0)).step()
+    result = controller.reconcile(5.0)
+    assert result["nodeclaims"] == []  # Karpenter already launched room for it
+    assert result["unschedulable"] == []

@@ -1,0 +1,185 @@
+"""Over real sockets on 127.0.0.1: the HTTP endpoints, the adapter on the official client
+against a fake API server, and the whole advisor end to end. Every wait is bounded."""
+import json
+import queue
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from provisioner.controller.batcher import Batcher, TokenBucket
+from provisioner.controller.controller import Controller
+from provisioner.controller.events import EventRecorder
+from provisioner.controller.http import Health, make_server, serve_in_background
+from provisioner.controller.kinds import NODE, POD, WATCHED
+from provisioner.controller.kube import ApiError, Gone
+from provisioner.controller.loop import run_loop, start_reflectors
+from provisioner.controller.metrics import Metrics
+from tests.provisioner.controller_fakes import FakeApiServer, FakeKube, cluster, gone, node, pod, standard_objects
+
+TIMEOUT = 10.0  # upper bound of every wait below; never an assertion on duration
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=TIMEOUT) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+@pytest.fixture
+def endpoints():
+    now = [1000.0]
+    metrics = Metrics(clock=lambda: now[0])
+    health = Health(lambda: now[0], stale_after=120.0)
+    server = make_server("127.0.0.1", 0, metrics.registry, health)
+    serve_in_background(server, poll_interval=0.05)
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", metrics, health, now
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_readyz_fails_until_first_sync(endpoints):
+    url, _, health, _ = endpoints
+    assert get(f"{url}/readyz") == (503, "waiting for the first full list\n")
+    health.ready = True
+    assert get(f"{url}/readyz") == (200, "ok\n")
+
+
+def test_healthz_fails_when_loop_stalls(endpoints):
+    url, _, health, now = endpoints
+    assert get(f"{url}/healthz") == (200, "ok\n")
+    now[0] += 121.0
+    assert get(f"{url}/healthz") == (503, "loop stalled\n")
+    health.beat()
+    assert get(f"{url}/healthz")[0] == 200
+
+
+def test_metrics_endpoint_exposes_plan_and_catalog(endpoints):
+    url, metrics, _, now = endpoints
+    metrics.set_catalog("bundled", now[0] - 86400.0)
+    metrics.observe_plan(pending=3, unschedulable_reasons=["needs 96 cpu", "needs 128 cpu"],
+                         nodeclaims=[{"nodepool": "web", "price_usd_hour": 0.192}], hourly_price=0.192)
+    status, text = get(f"{url}/metrics")
+    assert status == 200
+    lines = set(text.splitlines())
+    assert "provisioner_pending_pods 3.0" in lines
+    assert 'provisioner_unschedulable_pods{reason="needs N cpu"} 2.0' in lines
+    assert "provisioner_plan_hourly_price_usd 0.192" in lines
+    assert 'provisioner_nodepool_projected_hourly_cost_usd{nodepool="web"} 0.192' in lines
+    assert 'provisioner_catalog_info{source="bundled"} 1.0' in lines
+    assert "provisioner_catalog_age_seconds 86400.0" in lines
+    assert get(f"{url}/nope")[0] == 404
+
+
+def test_adapter_lists_pages_as_plain_dicts():
+    kube = cluster(FakeKube(page_size_cap=1), pod("p-0"), pod("p-1"))
+    with FakeApiServer(kube) as server:
+        page = server.api().list(POD, limit=1, continue_token=None)
+    assert [i["metadata"]["name"] for i in page["items"]] == ["p-0"]
+    assert page["metadata"] == {"resourceVersion": "1000", "continue": "1"}
+    assert page["items"][0]["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "1", "memory": "1Gi"}
+
+
+def test_adapter_streams_watch_and_raises_gone_on_expired_version():
+    kube = FakeKube()
+    kube.streams["Node"].append([{"type": "ADDED", "object": node("n-1", rv="1001")}, gone()])
+    with FakeApiServer(kube) as server:
+        events = []
+        with pytest.raises(Gone):
+            for event in server.api().watch(NODE, resource_version="1000", timeout_seconds=5):
+                events.append(event)
+        watch_request = server.requests[-1][1]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "n-1")]
+    assert "watch=true" in watch_request and "resourceVersion=1000" in watch_request
+    assert "allowWatchBookmarks=true" in watch_request
+
+
+def test_adapter_maps_http_errors_to_api_errors():
+    kube = FakeKube()
+    kube.list_failures["Node"].append(ApiError(403, 'nodes is forbidden: User "x" cannot list resource "nodes"'))
+    with FakeApiServer(kube) as server:
+        with pytest.raises(ApiError) as error:
+            server.api().list(NODE, limit=10, continue_token=None)
+    assert error.value.status == 403
+    assert "cannot list resource" in str(error.value)
+
+
+def test_adapter_reports_refused_connection_as_status_zero():
+    with FakeApiServer(FakeKube()) as server:
+        api = server.api()
+    with pytest.raises(ApiError) as error:  # the server is gone now
+        api.list(NODE, limit=10, continue_token=None)
+    assert error.value.status == 0
+
+
+def test_adapter_creates_events_and_patches_with_merge_patch():
+    kube = FakeKube()
+    body = {"metadata": {"name": "web-0.abc", "namespace": "default"}, "involvedObject": {"name": "web-0"}, "count": 1}
+    with FakeApiServer(kube) as server:
+        api = server.api()
+        api.create_event("default", body)
+        with pytest.raises(ApiError) as duplicate:
+            api.create_event("default", body)
+        api.patch_event("default", "web-0.abc", {"count": 2})
+        patch = server.requests[-1]
+    assert duplicate.value.status == 409
+    assert kube.events[("default", "web-0.abc")]["count"] == 2
+    assert patch == ("PATCH", "/api/v1/namespaces/default/events/web-0.abc", "application/merge-patch+json")
+
+
+def wait_until(condition, what: str):
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.02)
+
+
+def test_advisor_end_to_end_records_event_and_serves_metrics():
+    """Reflector threads on the official client, the loop, the recorder and /metrics together."""
+    kube = cluster(FakeKube(), *standard_objects(), pod("big-0", cpu="1000"), pod("web-0"))
+    kube.streams["Pod"].append(gone())  # the first watch has expired: the advisor must relist
+
+    def plan(objects):
+        pods = {f"{o['metadata']['namespace']}/{o['metadata']['name']}": o for o in objects if o["kind"] == "Pod"}
+        return {"nodeclaims": [{"nodepool": "default", "price_usd_hour": 0.096, "pods": ["default/web-0"]}],
+                "unschedulable": [{"pod": "default/big-0", "reason": 'nodepool "default": no instance type has enough resources'}]
+                if "default/big-0" in pods else [], "summary": {"price_usd_hour": 0.096}}
+
+    with FakeApiServer(kube) as server:
+        api = server.api()
+        metrics = Metrics()
+        recorder = EventRecorder(api, bucket=TokenBucket(10, 10), instance="test")
+        controller = Controller(plan=plan, metrics=metrics, recorder=recorder, batcher=Batcher(0.05, 0.5))
+        health = Health(time.time)
+        http = make_server("127.0.0.1", 0, metrics.registry, health)
+        serve_in_background(http, poll_interval=0.05)
+        stop = threading.Event()
+        messages: queue.Queue = queue.Queue()
+        start_reflectors(api, WATCHED, messages.put, stop, watch_timeout=1, quiet_pause=0.05)
+        loop = threading.Thread(target=run_loop, args=(controller, messages, stop, health, time.time, 0.05), daemon=True)
+        loop.start()
+        try:
+            wait_until(lambda: kube.events, "the event on big-0")
+            wait_until(lambda: health.ready, "readiness")
+            url = f"http://127.0.0.1:{http.server_address[1]}"
+            status, text = get(f"{url}/metrics")
+            ready = get(f"{url}/readyz")
+        finally:
+            stop.set()
+            loop.join(TIMEOUT)
+            http.shutdown()
+            http.server_close()
+    event = next(iter(kube.events.values()))
+    assert event["involvedObject"]["name"] == "big-0"
+    assert ready == (200, "ok\n")
+    assert status == 200 and "provisioner_pending_pods 2.0" in text.splitlines()
+    assert 'provisioner_nodepool_projected_hourly_cost_usd{nodepool="default"} 0.096' in text.splitlines()
+    assert [c for c in kube.calls if c[:2] == ("list", "Pod")][:2] == [("list", "Pod", None), ("list", "Pod", None)]
+    assert not loop.is_alive()

@@ -1,0 +1,176 @@
+"""List + watch: paging, 410 recovery, API errors with backoff, malformed objects."""
+from provisioner.controller.batcher import Backoff
+from provisioner.controller.controller import Controller
+from provisioner.controller.kinds import NODE, NODEPOOL, POD, WATCHED
+from provisioner.controller.kube import ApiError
+from provisioner.controller.metrics import Metrics
+from provisioner.controller.reflector import Change, Failure, Reflector, Replace
+from tests.provisioner.controller_fakes import FakeKube, cluster, gone, node, nodepool, pod, standard_objects
+
+
+def collect(kube, kind, **options):
+    messages = []
+    return Reflector(kind, kube, messages.append, **options), messages
+
+
+def make_controller(kube, plan=None, validate=None):
+    controller = Controller(plan=plan or (lambda objects: {"nodeclaims": [], "unschedulable": [], "summary": {}}),
+                            metrics=Metrics(), recorder=None, validate=validate)
+    reflectors = {k.kind: Reflector(k, kube, lambda m: controller.handle(m, 0.0)) for k in WATCHED}
+    for reflector in reflectors.values():
+        reflector.step()
+    return controller, reflectors
+
+
+def test_reflector_lists_every_page_into_one_replace():
+    kube = cluster(FakeKube(page_size_cap=2), *[pod(f"p-{i}") for i in range(5)])
+    reflector, messages = collect(kube, POD)
+    assert reflector.step() == 0.0
+    assert [type(m) for m in messages] == [Replace]
+    assert [i["metadata"]["name"] for i in messages[0].items] == [f"p-{i}" for i in range(5)]
+    assert [c[2] for c in kube.calls] == [None, "2", "4"]
+    assert reflector.resource_version == "1000"
+
+
+def test_reflector_watches_from_list_version_and_follows_events():
+    kube = cluster(FakeKube(), pod("p-0"))
+    kube.streams["Pod"].append([
+        {"type": "ADDED", "object": pod("p-1", rv="1001")},
+        {"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": {"resourceVersion": "1005"}}},
+    ])
+    reflector, messages = collect(kube, POD)
+    reflector.step()
+    reflector.step()
+    assert kube.calls[-1] == ("watch", "Pod", "1000")
+    assert [(type(m).__name__, getattr(m, "type", None)) for m in messages] == [("Replace", None), ("Change", "ADDED")]
+    assert reflector.resource_version == "1005"  # bookmarks move the version on without an event
+
+
+def test_reflector_relists_after_410_from_watch():
+    kube = cluster(FakeKube(), pod("p-0"))
+    kube.streams["Pod"].append([{"type": "ADDED", "object": pod("p-1", rv="1001")}, gone()])
+    reflector, messages = collect(kube, POD)
+    reflector.step()
+    assert reflector.step() == 0.0  # relist at once, no backoff
+    assert reflector.resource_version is None
+    assert isinstance(messages[-1], Failure) and messages[-1].status == 410
+    reflector.step()
+    assert [c[0] for c in kube.calls] == ["list", "watch", "list"]
+    assert isinstance(messages[-1], Replace)
+
+
+def test_reflector_backs_off_on_api_errors_then_recovers():
+    kube = cluster(FakeKube(), node("n-1"))
+    kube.list_failures["Node"].extend([ApiError(500, "etcd timeout"), ApiError(0, "connection refused"),
+                                       ApiError(429, "too many requests")])
+    reflector, messages = collect(kube, NODE, backoff=Backoff(base=1.0, cap=30.0))
+    assert [reflector.step() for _ in range(3)] == [1.0, 2.0, 4.0]
+    assert reflector.step() == 0.0
+    assert [m.status for m in messages if isinstance(m, Failure)] == [500, 0, 429]
+    assert isinstance(messages[-1], Replace)
+    assert reflector.backoff.failures == 0
+
+
+def test_reflector_pauses_after_empty_watch_stream():
+    kube = cluster(FakeKube(), node("n-1"))
+    reflector, _ = collect(kube, NODE, quiet_pause=1.0)
+    reflector.step()
+    assert reflector.step() == 1.0  # the stream closed with nothing in it
+
+
+def test_controller_relist_after_410_drops_objects_deleted_meanwhile():
+    kube = cluster(FakeKube(), *standard_objects(), pod("p-0"), pod("p-1"))
+    controller, reflectors = make_controller(kube)
+    kube.objects["Pod"] = [o for o in kube.objects["Pod"] if o["metadata"]["name"] != "p-1"]
+    kube.streams["Pod"].append(gone())
+    reflectors["Pod"].step()
+    reflectors["Pod"].step()
+    assert sorted(p["metadata"]["name"] for p in controller.cache.items("Pod")) == ["p-0"]
+    assert controller.pending == {"uid-default-p-0"}
+    assert controller.metrics.registry.get_sample_value(
+        "provisioner_api_failures_total", {"kind": "Pod", "operation": "watch", "code": "410"}) == 1
+
+
+def test_controller_skips_and_counts_malformed_objects():
+    broken = [
+        "not an object",
+        {"metadata": {"name": "no-uid", "namespace": "default"}},
+        {"metadata": "nope"},
+        {"metadata": {"name": "spec-list", "uid": "u2", "namespace": "default"}, "spec": ["x"]},
+    ]
+    kube = cluster(FakeKube(), *standard_objects(), pod("good"))
+    kube.objects["Pod"].extend(broken)
+    controller, _ = make_controller(kube)
+    controller.handle(Change(POD, "ADDED", {"kind": "Node", "metadata": {"name": "wrong-kind", "uid": "u1"}}), 1.0)
+    controller.handle(Change(POD, "ADDED", None), 1.0)
+    assert [p["metadata"]["name"] for p in controller.cache.items("Pod")] == ["good"]
+    assert controller.metrics.registry.get_sample_value("provisioner_malformed_objects_total", {"kind": "Pod"}) == 6
+    assert controller.ready
+
+
+def test_controller_skips_objects_the_core_rejects_and_drops_stale_version():
+    def validate(obj):
+        from provisioner.errors import InputError
+        if obj["kind"] == "NodePool" and obj["spec"].get("limits") == {"cpu": "lots"}:
+            raise InputError("not a quantity", obj=f'NodePool "{obj["metadata"]["name"]}"', path="spec.limits.cpu")
+    kube = cluster(FakeKube(), *standard_objects())
+    controller, _ = make_controller(kube, validate=validate)
+    assert controller.cache.count("NodePool") == 1
+    controller.handle(Change(NODEPOOL, "MODIFIED", nodepool(limits={"cpu": "lots"}, rv="2")), 1.0)
+    assert controller.cache.count("NodePool") == 0  # the old version is no longer the NodePool's truth
+    assert controller.metrics.registry.get_sample_value("provisioner_malformed_objects_total", {"kind": "NodePool"}) == 1
+
+
+def test_controller_counts_unknown_watch_event_types():
+    kube = cluster(FakeKube(), *standard_objects())
+    kube.streams["Node"].append([{"type": "SURPRISE", "object": node("n-2")}, {"type": "ADDED", "object": node("n-3")}])
+    controller, reflectors = make_controller(kube)
+    reflectors["Node"].step()
+    assert sorted(n["metadata"]["name"] for n in controller.cache.items("Node")) == ["n-3", "node-a"]
+    assert controller.metrics.registry.get_sample_value("provisioner_malformed_objects_total", {"kind": "Node"}) == 1
+
+
+def test_controller_plan_leaves_out_object_the_core_rejects():
+    from provisioner.errors import InputError
+
+    seen = []
+
+    def plan(objects):
+        names = [o["metadata"]["name"] for o in objects]
+        seen.append(names)
+        if "node-bad" in names:
+            raise InputError("status.allocatable: missing", obj='Node "node-bad"')
+        return {"nodeclaims": [], "unschedulable": [], "summary": {"price_usd_hour": 0}}
+
+    kube = cluster(FakeKube(), *standard_objects(), node("node-bad"), pod("p-0"))
+    controller, _ = make_controller(kube, plan=plan)
+    controller.tick(5.0)
+    assert len(seen) == 2 and "node-bad" not in seen[1]
+    assert controller.metrics.registry.get_sample_value("provisioner_plans_total", {"result": "ok"}) == 1
+
+
+def test_controller_survives_failing_plan():
+    def plan(objects):
+        raise RuntimeError("core bug")
+    kube = cluster(FakeKube(), *standard_objects(), pod("p-0"))
+    controller, _ = make_controller(kube, plan=plan)
+    assert controller.tick(5.0)
+    assert controller.metrics.registry.get_sample_value("provisioner_plans_total", {"result": "error"}) == 1
+    controller.handle(Change(POD, "ADDED", pod("p-1")), 6.0)
+    assert controller.tick(8.0)  # still planning later batches
+
+
+def test_controller_ignores_replayed_event_with_same_version():
+    kube = cluster(FakeKube(), *standard_objects())
+    controller, _ = make_controller(kube)
+    controller.tick(5.0)
+    controller.handle(Change(NODE, "MODIFIED", node("node-a")), 6.0)  # same resourceVersion "1"
+    assert not controller.batcher.open
+
+
+def test_cache_strips_managed_fields_and_sets_kind():
+    kube = cluster(FakeKube(), *standard_objects(), pod("p-0"))
+    controller, _ = make_controller(kube)
+    cached = controller.cache.items("Pod")[0]
+    assert cached["kind"] == "Pod" and cached["apiVersion"] == "v1"
+    assert "managedFields" not in cached["metadata"]
