@@ -17,6 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from .errors import ConfigError, ConfigIssue, format_path, issues_from_validation
+from .odigos import odigos_cross_checks
 from .presets import deep_merge, expand_presets
 from .stack import PROJECT, PlatformConfig, StackSettings
 from .teams import Team
@@ -246,6 +247,8 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
             teams.append(team)
     if settings is not None:
         issues.extend(_cross_checks(settings, teams))
+        issues.extend(odigos_cross_checks(settings, teams, stack_file=display_stack,
+                                          token_configured=f"{NAMESPACE}odigosOnPremToken" in raw.values))
     if issues or settings is None:
         raise ConfigError(issues)
     return PlatformConfig(

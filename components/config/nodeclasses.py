@@ -11,13 +11,21 @@ from .base import Model
 from .kube import Quantity
 
 _ALIAS = re.compile(r"^(al2023|bottlerocket|windows2019|windows2022|windows2025)@(latest|v?[0-9][0-9.]*)$")
+# The EC2NodeClass CRD's volumeSize pattern: 1Gi-59000Gi, 1G-64000G, 1Ti-58Ti or 1T-64T.
+_VOLUME_SIZE = re.compile(r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}"
+                          r"|[6][0-3][0-9]{3}|64000)G|([1-9]|[1-5][0-7]|58)Ti|([1-9]|[1-5][0-9]|6[0-3]|64)T)$")
+# Tags Karpenter sets itself; the EC2NodeClass CRD refuses them in spec.tags.
+_RESERVED_TAGS = ("eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass")
+_RESERVED_KEYS = ("cpu", "memory", "ephemeral-storage", "pid")
+_EVICTION_SIGNALS = ("memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available",
+                     "imagefs.inodesFree", "pid.available")
 
 
 class RootVolume(Model):
     """The node's root EBS volume."""
 
-    size: Quantity = "50Gi"
-    """Volume size, e.g. `50Gi`."""
+    size: str = "50Gi"
+    """Volume size in Gi, G, Ti or T, e.g. `50Gi` (the EC2NodeClass accepts only these units)."""
     type: Literal["gp3", "gp2", "io1", "io2"] = "gp3"
     """EBS volume type."""
     encrypted: bool = True
@@ -31,12 +39,22 @@ class RootVolume(Model):
     device_name: str = "/dev/xvda"
     """Root device name of the AMI family (al2023: /dev/xvda)."""
 
+    @field_validator("size")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        if not _VOLUME_SIZE.match(str(value)):
+            raise ValueError(f"{value!r} is not an EBS volume size the EC2NodeClass accepts (1Gi-59000Gi, 1G-64000G, 1Ti-58Ti, 1T-64T)")
+        return str(value)
+
 
 class MetadataOptions(Model):
     """Instance metadata service settings. IMDSv2 with hop limit 1 keeps pods from borrowing the node role."""
 
     http_endpoint: Literal["enabled", "disabled"] = "enabled"
-    http_protocol_ipv6: Literal["enabled", "disabled"] = "disabled"
+    """The instance metadata service itself; Karpenter-launched nodes need it enabled."""
+    # Spelt as the EC2NodeClass field (the camelCase generator would write httpProtocolIpv6).
+    http_protocol_ipv6: Literal["enabled", "disabled"] = Field(default="disabled", alias="httpProtocolIPv6")
+    """The IMDS IPv6 endpoint (for IPv6-only subnets)."""
     http_put_response_hop_limit: int = Field(default=1, ge=1, le=64)
     """1 blocks pods (one network hop away) from the node's credentials."""
     http_tokens: Literal["required", "optional"] = "required"
@@ -51,6 +69,22 @@ class Kubelet(Model):
     system_reserved: dict[str, Quantity] | None = None
     kube_reserved: dict[str, Quantity] | None = None
     eviction_hard: dict[str, str] | None = None
+
+    @field_validator("system_reserved", "kube_reserved")
+    @classmethod
+    def _reserved_keys(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        unknown = sorted(set(value or {}) - set(_RESERVED_KEYS))
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)}: valid keys are {', '.join(_RESERVED_KEYS)}")
+        return value
+
+    @field_validator("eviction_hard")
+    @classmethod
+    def _eviction_keys(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        unknown = sorted(set(value or {}) - set(_EVICTION_SIGNALS))
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)}: valid signals are {', '.join(_EVICTION_SIGNALS)}")
+        return value
 
 
 class NodeClass(Model):
@@ -77,6 +111,20 @@ class NodeClass(Model):
         if not _ALIAS.match(value):
             raise ValueError(f"{value!r} is not an AMI alias (family@version, e.g. al2023@v20251117)")
         return value
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_not_reserved(cls, tags: dict[str, str]) -> dict[str, str]:
+        for key in tags:
+            if not key or key in _RESERVED_TAGS or key.startswith("kubernetes.io/cluster"):
+                raise ValueError(f"tag {key!r} is reserved (Karpenter and EKS set it) and refused by the EC2NodeClass")
+        return tags
+
+    @model_validator(mode="after")
+    def _windows_only_latest(self) -> NodeClass:
+        if self.ami_family.startswith("windows") and not self.ami_alias.endswith("@latest"):
+            raise ValueError(f"{self.ami_alias!r}: Windows AMI families only accept the version 'latest'")
+        return self
 
     @model_validator(mode="after")
     def _latest_needs_opt_in(self) -> NodeClass:

@@ -24,6 +24,35 @@ ConsolidationPolicy = Literal["WhenEmpty", "WhenEmptyOrUnderutilized"]
 DisruptionReason = Literal["Underutilized", "Empty", "Drifted"]
 PresetName = Literal["general", "spot", "gpu", "batch", "graviton", "multi-zone"]
 
+# The label keys Karpenter's NodePool CRD (v1.14.1 CEL rules) lets users write in its two
+# restricted domains; everything else under karpenter.sh or karpenter.k8s.aws is refused by the
+# API server, so it is refused here first.
+_KARPENTER_SH_ALLOWED = {"karpenter.sh/capacity-type"}
+_KARPENTER_AWS_ALLOWED = {f"karpenter.k8s.aws/{name}" for name in (
+    "instance-tenancy", "capacity-reservation-type", "capacity-reservation-id", "capacity-reservation-interruptible",
+    "ec2nodeclass", "instance-encryption-in-transit-supported", "instance-category", "instance-hypervisor",
+    "instance-family", "instance-generation", "instance-local-nvme", "instance-size", "instance-cpu",
+    "instance-cpu-manufacturer", "instance-cpu-sustained-clock-speed-mhz", "instance-memory", "instance-ebs-bandwidth",
+    "instance-network-bandwidth", "instance-gpu-name", "instance-gpu-manufacturer", "instance-gpu-count",
+    "instance-gpu-memory", "instance-accelerator-name", "instance-accelerator-manufacturer",
+    "instance-accelerator-count", "instance-capability-flex", "placement-group-id", "placement-group-partition")}
+# Same as teams.TEAM_LABEL (teams.py imports this module, so it cannot be imported here).
+TEAM_LABEL_KEY = "karpenter-platform.io/team"
+
+
+def restricted_label(key: str) -> str | None:
+    """Why Karpenter refuses `key` as a NodePool label or requirement key, or None."""
+    domain = key.split("/", 1)[0]
+    if key == "karpenter.sh/nodepool":
+        return 'label "karpenter.sh/nodepool" is restricted (Karpenter sets it)'
+    if domain.endswith("karpenter.sh") and key not in _KARPENTER_SH_ALLOWED:
+        return 'label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type may be used)'
+    if key == "kubernetes.io/hostname":
+        return 'label "kubernetes.io/hostname" is restricted'
+    if domain.endswith("karpenter.k8s.aws") and key not in _KARPENTER_AWS_ALLOWED:
+        return 'label domain "karpenter.k8s.aws" is restricted to the well-known instance labels (e.g. instance-family)'
+    return None
+
 
 class Requirement(Model):
     """A node selector requirement with Kubernetes semantics."""
@@ -36,6 +65,14 @@ class Requirement(Model):
     """Values: at least one for In; exactly one integer for Gt and Lt; none for Exists and DoesNotExist."""
     min_values: int | None = Field(default=None, ge=1, le=50)
     """Karpenter's minValues: launch only when at least this many distinct values remain (flexibility)."""
+
+    @field_validator("key")
+    @classmethod
+    def _key_not_restricted(cls, key: str) -> str:
+        reason = restricted_label(key)
+        if reason:
+            raise ValueError(reason)
+        return key
 
     @model_validator(mode="after")
     def _values_fit_operator(self) -> Requirement:
@@ -61,6 +98,12 @@ class Taint(Model):
     """Optional taint value (a label value)."""
     effect: TaintEffect
     """NoSchedule, PreferNoSchedule or NoExecute."""
+
+    @field_validator("value")
+    @classmethod
+    def _empty_is_none(cls, value: str | None) -> str | None:
+        # The NodePool CRD's taint value pattern needs at least one character; "" means no value.
+        return value or None
 
 
 class Budget(Model):
@@ -117,8 +160,8 @@ class NodePool(Model):
     """Taints a node starts with and that an agent removes (pods need not tolerate them)."""
     limits: dict[str, Quantity]
     """Upper bound on the pool's total capacity, e.g. `{cpu: "200", memory: 800Gi}`. Required."""
-    weight: int | None = Field(default=None, ge=0, le=100)
-    """Priority among pools (higher is tried first), 0-100."""
+    weight: int | None = Field(default=None, ge=1, le=100)
+    """Priority among pools (higher is tried first), 1-100; unset counts as 0."""
     disruption: Disruption = Field(default_factory=Disruption)
     """Consolidation policy, delay and budgets."""
     expire_after: KarpenterDuration = "720h"
@@ -128,6 +171,24 @@ class NodePool(Model):
     largest_pod: dict[str, Quantity] | None = None
     """The largest pod the team will run here (requests, e.g. `{cpu: "8", memory: 32Gi}`); policies
     check that the pool's requirements leave an instance type that fits it."""
+
+    @field_validator("labels")
+    @classmethod
+    def _labels_not_restricted(cls, labels: dict[str, str]) -> dict[str, str]:
+        for key in labels:
+            reason = restricted_label(key)
+            if key == TEAM_LABEL_KEY:
+                reason = f"{TEAM_LABEL_KEY} is set for you from the team file's name"
+            if reason:
+                raise ValueError(f"label {key!r}: {reason}")
+        return labels
+
+    @field_validator("termination_grace_period")
+    @classmethod
+    def _grace_period_finite(cls, value: str | None) -> str | None:
+        if value == "Never":
+            raise ValueError("terminationGracePeriod cannot be Never; leave it unset to wait for pods indefinitely")
+        return value
 
     @field_validator("limits")
     @classmethod

@@ -33,8 +33,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "1m"},
         "expireAfter": "720h",
     },
-    # Spot first with on-demand fallback: Karpenter prefers spot when both are allowed.
-    # minValues keeps enough instance-type diversity for spot capacity to be found.
+    # Spot first with on-demand fallback: Karpenter prefers spot when both are allowed. Three
+    # categories over every current generation leave many instance types, which spot needs;
+    # a pool can enforce it with minValues on an In requirement (e.g. instance-family).
     "spot": {
         "requirements": [
             _req(_ARCH, "In", "amd64"),
