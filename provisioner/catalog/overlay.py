@@ -58,7 +58,8 @@ def apply_overlays(nodepool: NodePool, types: list, overlays: list) -> list:
         if not prices and not added:
             result.append(it)
             continue
-        offers = [Offering(o.zone, o.capacity_type, *prices[i]) if i in prices else o for i, o in enumerate(it.offerings)]
+        offers = [Offering(o.zone, o.capacity_type, prices[i][0], o.available, prices[i][1]) if i in prices else o
+                  for i, o in enumerate(it.offerings)]
         result.append(InstanceType(it.name, it.requirements, {**it.capacity, **added}, it.overhead, offers,
                                    {**it.allocatable, **added}))
     return result

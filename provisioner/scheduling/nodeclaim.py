@@ -93,7 +93,7 @@ class NodeClaim:
             options = options[[not ports_conflict(sig.spec.host_ports, tpl.daemon_ports[i]) for i in options.tolist()]]
         if not len(options):
             return REJECT_FINAL if final else REJECT_FOR_NOW
-        if variant.free and k > 1:
+        if variant.free and k > 1 and not tpl.has_min_values:  # minValues can cap a batch below what fits
             n = min(k, tpl.max_count(options, used, request))
         else:
             n = 1

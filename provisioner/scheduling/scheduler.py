@@ -277,7 +277,7 @@ class Scheduler:
             if limits.get(L.NODES) is not None:
                 limits[L.NODES] -= 1000
         n = 1
-        if variant.free and k > 1:
+        if variant.free and k > 1 and not tpl.has_min_values:
             n = min(k, tpl.max_count(fitting, claim.used, request))
         total = [n * r for r in request]
         proposal = Proposal(n, requirements=reqs, options=tpl.fitting(fitting, total) if n > 1 else fitting)
