@@ -33,6 +33,36 @@ def plain(value: Any) -> Any:
     return value
 
 
+def _copy_struct(value: Any) -> Any:
+    copied = type(value)()
+    copied.CopyFrom(value)
+    return copied
+
+
+def _mask_leaf_secrets(value: Any) -> Any:
+    """Replace each secret in a protobuf value by "[secret]" where it sits. The SDK's deserializer
+    would mark the whole enclosing map secret, hiding e.g. every helm value next to one token."""
+    from google.protobuf import struct_pb2
+
+    if isinstance(value, struct_pb2.Struct):
+        sig = value.fields.get(rpc._special_sig_key)
+        if sig is not None and (sig.string_value == rpc._special_secret_sig or (
+                sig.string_value == rpc._special_output_value_sig and value.fields.get("secret", struct_pb2.Value()).bool_value)):
+            return None
+        for key, item in value.fields.items():
+            if item.HasField("struct_value") and _mask_leaf_secrets(item.struct_value) is None:
+                item.string_value = SECRET
+            elif item.HasField("list_value"):
+                _mask_leaf_secrets(item.list_value)
+    elif isinstance(value, struct_pb2.ListValue):
+        for item in value.values:
+            if item.HasField("struct_value") and _mask_leaf_secrets(item.struct_value) is None:
+                item.string_value = SECRET
+            elif item.HasField("list_value"):
+                _mask_leaf_secrets(item.list_value)
+    return value
+
+
 @dataclass
 class Declared:
     """One resource as the engine received it."""
@@ -81,7 +111,7 @@ class CapturingMonitor(sdk_mocks.MockMonitor):
         if request.type == "pulumi:pulumi:Stack":
             self.stack_urn = response.urn
             return response
-        inputs = rpc.deserialize_properties(request.object)
+        inputs = rpc.deserialize_properties(_mask_leaf_secrets(_copy_struct(request.object)))
         options = {
             "protect": bool(request.protect) if request.HasField("protect") else False,
             "retainOnDelete": bool(request.retainOnDelete) if request.HasField("retainOnDelete") else False,
