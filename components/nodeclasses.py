@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -11,10 +11,26 @@ from .config import PlatformConfig
 from .config.nodeclasses import NodeClass
 
 DISCOVERY_TAG = "karpenter.sh/discovery"
+NODE_CLASS_TAG = "karpenter-platform.io/node-class"
+FLOATING_AMI_ANNOTATION = "karpenter-platform.io/floating-ami"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "karpenter-platform"}
+# Karpenter keeps an EC2NodeClass (finalizer) until every node using it is gone; deleting the
+# stack's NodePools drains those nodes first, which can take as long as the longest drain.
+DELETE_TIMEOUT = "30m"
 
 
-def nodeclass_manifest(name: str, node_class: NodeClass, *, cluster_name: str, role: str) -> dict[str, Any]:
-    """The EC2NodeClass object exactly as it will be applied."""
+def nodeclass_manifest(
+    name: str,
+    node_class: NodeClass,
+    *,
+    cluster_name: str,
+    role: str,
+    subnet_tags: Mapping[str, str] | None = None,
+    security_group_tags: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The EC2NodeClass object exactly as it will be applied. Subnets and the security group are
+    selected by tag (the discovery tag unless the AWS side says otherwise), never by id, so the
+    AWS side can change which ones are tagged without touching this object."""
     volume = node_class.root_volume
     ebs: dict[str, Any] = {
         "volumeSize": volume.size,
@@ -28,29 +44,35 @@ def nodeclass_manifest(name: str, node_class: NodeClass, *, cluster_name: str, r
         ebs["iops"] = volume.iops
     if volume.throughput:
         ebs["throughput"] = volume.throughput
-    selector = [{"tags": {DISCOVERY_TAG: cluster_name}}]
+    discovery = {DISCOVERY_TAG: cluster_name}
     spec: dict[str, Any] = {
         "role": role,
         "amiSelectorTerms": [{"alias": node_class.ami_alias}],
-        "subnetSelectorTerms": selector,
-        "securityGroupSelectorTerms": selector,
+        "subnetSelectorTerms": [{"tags": dict(subnet_tags or discovery)}],
+        "securityGroupSelectorTerms": [{"tags": dict(security_group_tags or discovery)}],
         "metadataOptions": node_class.metadata_options.model_dump(by_alias=True),
         "blockDeviceMappings": [{"deviceName": volume.device_name, "rootVolume": True, "ebs": ebs}],
-        "tags": {**node_class.tags, "karpenter-platform.io/node-class": name},
+        "tags": {**node_class.tags, NODE_CLASS_TAG: name},
         "detailedMonitoring": node_class.detailed_monitoring,
     }
     if node_class.kubelet is not None:
         spec["kubelet"] = node_class.kubelet.model_dump(by_alias=True, exclude_none=True)
-    return {
-        "apiVersion": "karpenter.k8s.aws/v1",
-        "kind": "EC2NodeClass",
-        "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "karpenter-platform"}},
-        "spec": spec,
-    }
+    metadata: dict[str, Any] = {"name": name, "labels": dict(MANAGED_BY)}
+    if floats(node_class):
+        # Visible on the object (kubectl get -o yaml) as well as in the `pulumi up` output.
+        metadata["annotations"] = {FLOATING_AMI_ANNOTATION: f"{node_class.ami_alias}: nodes change AMI without a config change"}
+    return {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": metadata, "spec": spec}
+
+
+def floats(node_class: NodeClass) -> bool:
+    return node_class.ami_alias.endswith("@latest")
 
 
 class NodeClasses(pulumi.ComponentResource):
-    """The stack's EC2NodeClasses, all using the node role."""
+    """The stack's EC2NodeClasses, all using the node role.
+
+    `depends_on` is applied to every EC2NodeClass itself (children do not inherit a component's
+    dependencies, and `pulumi destroy` orders deletes by the recorded ones)."""
 
     def __init__(
         self,
@@ -59,13 +81,20 @@ class NodeClasses(pulumi.ComponentResource):
         *,
         cluster_name: pulumi.Input[str],
         node_role_name: pulumi.Input[str],
+        subnet_tags: pulumi.Input[Mapping[str, str]] | None = None,
+        security_group_tags: pulumi.Input[Mapping[str, str]] | None = None,
+        depends_on: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("karpenter-platform:index:NodeClasses", name, None, opts)
         self.classes: dict[str, k8s.apiextensions.CustomResource] = {}
         for class_name, node_class in sorted(config.settings.node_classes.items()):
-            manifest = pulumi.Output.all(cluster_name, node_role_name).apply(
-                lambda args, n=class_name, c=node_class: nodeclass_manifest(n, c, cluster_name=args[0], role=args[1])
+            if floats(node_class):
+                pulumi.log.warn(f"EC2NodeClass {class_name}: amiAlias {node_class.ami_alias} floats; nodes are replaced "
+                                "(drift) whenever a new AMI is released", resource=self)
+            manifest = pulumi.Output.all(cluster_name, node_role_name, subnet_tags, security_group_tags).apply(
+                lambda args, n=class_name, c=node_class: nodeclass_manifest(
+                    n, c, cluster_name=args[0], role=args[1], subnet_tags=args[2], security_group_tags=args[3])
             )
             self.classes[class_name] = k8s.apiextensions.CustomResource(
                 f"ec2nodeclass-{class_name}",
@@ -73,6 +102,7 @@ class NodeClasses(pulumi.ComponentResource):
                 kind="EC2NodeClass",
                 metadata=manifest["metadata"],
                 spec=manifest["spec"],
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on),
+                                            custom_timeouts=pulumi.CustomTimeouts(delete=DELETE_TIMEOUT)),
             )
         self.register_outputs({"names": sorted(self.classes)})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -13,6 +13,11 @@ from .config.odigos import NEEDS_INIT_TAINT
 
 OWNER_ANNOTATION = "karpenter-platform.io/owner"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "karpenter-platform"}
+# Foreground deletion keeps the NodePool until its NodeClaims are gone (they are owned by it
+# and Karpenter's finalizer drains each node), so `pulumi destroy` waits for the drain instead
+# of moving on to the controller and the IAM roles while nodes still exist.
+DELETION_POLICY = {"pulumi.com/deletionPropagationPolicy": "foreground"}
+DELETE_TIMEOUT = "30m"
 
 
 def nodepool_name(team: Team, pool: NodePool) -> str:
@@ -66,7 +71,8 @@ def nodepool_manifest(team: Team, pool: NodePool, *, odigos_taint: bool = False)
     return {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
-        "metadata": {"name": nodepool_name(team, pool), "labels": {**MANAGED_BY, TEAM_LABEL: team.name}},
+        "metadata": {"name": nodepool_name(team, pool), "labels": {**MANAGED_BY, TEAM_LABEL: team.name},
+                     "annotations": dict(DELETION_POLICY)},
         "spec": spec,
     }
 
@@ -77,9 +83,14 @@ def nodepool_manifests(config: PlatformConfig) -> list[dict[str, Any]]:
 
 
 class NodePools(pulumi.ComponentResource):
-    """Every team's NodePools."""
+    """Every team's NodePools.
 
-    def __init__(self, name: str, config: PlatformConfig, opts: pulumi.ResourceOptions | None = None):
+    `depends_on` (the controller release, the node classes, the AWS side) is applied to every
+    NodePool itself: children do not inherit a component's dependencies, and `pulumi destroy`
+    deletes in the reverse of the recorded ones, so NodePools go first while the rest stays."""
+
+    def __init__(self, name: str, config: PlatformConfig, *, depends_on: Sequence[pulumi.Resource] = (),
+                 opts: pulumi.ResourceOptions | None = None):
         super().__init__("karpenter-platform:index:NodePools", name, None, opts)
         self.pools: dict[str, k8s.apiextensions.CustomResource] = {}
         for manifest in nodepool_manifests(config):
@@ -90,6 +101,7 @@ class NodePools(pulumi.ComponentResource):
                 kind=manifest["kind"],
                 metadata=manifest["metadata"],
                 spec=manifest["spec"],
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on),
+                                            custom_timeouts=pulumi.CustomTimeouts(delete=DELETE_TIMEOUT)),
             )
         self.register_outputs({"names": sorted(self.pools)})

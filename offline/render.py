@@ -2,7 +2,8 @@
 
 Config is loaded as the Pulumi CLI would load it (Pulumi.yaml defaults, then
 stacks/Pulumi.<STACK>.yaml, then the team files); data sources get labelled placeholders.
-Exit 0 when rendered, 2 when the config is invalid (build/STACK/ is then left untouched).
+Exit 0 when rendered, 2 when the config is invalid (build/STACK/ is then left untouched), 4 when
+a rendered object fails the upstream checks (CRD schema/CEL, chart values; build/STACK/ is written).
 """
 
 from __future__ import annotations
@@ -158,7 +159,21 @@ def main(argv: list[str] | None = None) -> int:
     shown = out_dir.relative_to(project_dir) if out_dir.is_relative_to(project_dir) else out_dir
     print(f"Wrote {shown}/resources.json, outputs.json, manifests/ ({len(list((out_dir / 'manifests').iterdir()))} files), "
           f"iam/ ({len(list((out_dir / 'iam').iterdir()))} files)")
-    return 0
+    return _upstream_checks(capture)
+
+
+def _upstream_checks(capture: Capture) -> int:
+    """CRD schema + CEL and helm values checks (offline/checks.py); exit 4 when any fails."""
+    from .checks import available, check_capture
+
+    if not available():
+        print("Upstream checks skipped: ../shared/reference/ not present.")
+        return 0
+    problems = check_capture(capture)
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    print(f"Upstream checks (CRD schemas and CEL rules, chart values): {len(problems)} problem(s).")
+    return 4 if problems else 0
 
 
 if __name__ == "__main__":
