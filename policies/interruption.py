@@ -93,10 +93,12 @@ def queue_wired(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
 
 
 def _targets_queue(stack: Stack, target: Resource, rule: Resource, queue: Resource) -> bool | None:
+    """Whether `target` sends `rule`'s events to `queue` (None: cannot tell yet)."""
     rule_ref, arn = target.prop("rule"), target.prop("arn")
-    if rule_ref is UNKNOWN:
-        if rule not in stack.sources(target, "rule"):
-            return None
+    if rule in stack.sources(target, "rule"):
+        pass
+    elif rule_ref is UNKNOWN or rule.prop("name") is UNKNOWN:
+        return None
     elif rule_ref not in _rule_names(rule):
         return False
     if arn is UNKNOWN:

@@ -8,7 +8,7 @@ from typing import Any, Iterable, Mapping
 
 from . import catalog, levels
 from .helm import releases
-from .model import NODECLASS, NODEPOOL, UNKNOWN, Resource, Stack, Violation, contains_unknown, dig
+from .model import HELM_RELEASE, NODECLASS, NODEPOOL, UNKNOWN, Resource, Stack, Violation, contains_unknown, dig
 from .registry import policy
 from .units import duration_seconds, quantity, show
 
@@ -351,6 +351,8 @@ def odigos_startup_taint(stack: Stack, config: Mapping[str, Any]) -> Iterable[Vi
     required = forbidden = False
     reason = ""
     if release is None:
+        if any(r.prop("chart") is UNKNOWN for r in stack.of_type(HELM_RELEASE)):
+            return  # a release whose chart is not known yet may be Odigos
         forbidden, reason = True, "Odigos is not installed in this stack"
     else:
         mount_method = release.prop("values", "instrumentor", "mountMethod")

@@ -66,3 +66,22 @@ def run(policy_name: str, resources: list[dict[str, Any]], environment: str | No
 
 def messages(policy_name: str, resources: list[dict[str, Any]], **kwargs: Any) -> list[str]:
     return [message for _, message in run(policy_name, resources, **kwargs)]
+
+
+def from_render(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A resources.json entry (offline render) as the engine would describe it to the analyzer."""
+    built = resource(entry["type"], entry["name"], entry.get("inputs") or {}, protect=bool(entry["options"].get("protect")))
+    built["urn"] = entry["urn"]
+    return built
+
+
+def run_all(resources: list[dict[str, Any]], environment: str | None) -> set[tuple[str, str | None, str]]:
+    """(policy, urn, message) of every policy of the pack, through the CrossGuard adapter."""
+    from policies.catalogue import ALL
+
+    found: set[tuple[str, str | None, str]] = set()
+    args = to_args(resources)
+    for spec in ALL:
+        policy = build_policy(spec, environment)
+        policy.validate(args, lambda message, urn=None, name=spec.name: found.add((name, urn, message)))
+    return found
