@@ -55,12 +55,14 @@ def nodepool_manifest(team: Team, pool: NodePool, *, odigos_taint: bool = False)
         template_spec["startupTaints"] = taints
     if pool.termination_grace_period:
         template_spec["terminationGracePeriod"] = pool.termination_grace_period
-    annotations = dict(pool.annotations)
-    if team.owner:
-        annotations[OWNER_ANNOTATION] = team.owner
     template_metadata: dict[str, Any] = {"labels": {**pool.labels, TEAM_LABEL: team.name}}
-    if annotations:
-        template_metadata["annotations"] = annotations
+    if pool.annotations:
+        template_metadata["annotations"] = dict(pool.annotations)
+    # The owner goes on the NodePool, not its nodes: Karpenter treats a change of the template's
+    # labels, annotations, taints or startup taints as drift and replaces every node of the pool.
+    metadata_annotations = dict(DELETION_POLICY)
+    if team.owner:
+        metadata_annotations[OWNER_ANNOTATION] = team.owner
     spec: dict[str, Any] = {
         "template": {"metadata": template_metadata, "spec": template_spec},
         "disruption": pool.disruption.model_dump(by_alias=True, exclude_none=True),
@@ -72,7 +74,7 @@ def nodepool_manifest(team: Team, pool: NodePool, *, odigos_taint: bool = False)
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
         "metadata": {"name": nodepool_name(team, pool), "labels": {**MANAGED_BY, TEAM_LABEL: team.name},
-                     "annotations": dict(DELETION_POLICY)},
+                     "annotations": metadata_annotations},
         "spec": spec,
     }
 

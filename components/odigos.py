@@ -238,8 +238,10 @@ class Odigos(pulumi.ComponentResource):
             metadata=job["metadata"],
             spec=job["spec"],
             # Runs once per integration hash (its name): a new image alone must not re-taint nodes.
+            # Longer than the Job's own 600s deadline, so a failure reports the Job's reason.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.release, *rbac], ignore_changes=["spec"],
-                                        delete_before_replace=True),
+                                        delete_before_replace=True,
+                                        custom_timeouts=pulumi.CustomTimeouts(create="15m", update="15m")),
         )
         restart = odiglet_restart(odigos)
         k8s.apps.v1.DaemonSetPatch(

@@ -38,11 +38,12 @@ def test_nodepool_carries_everything_the_team_wrote():
         "kind": "NodePool",
         "metadata": {"name": "web-api",
                      "labels": {"app.kubernetes.io/managed-by": "karpenter-platform", "karpenter-platform.io/team": "web"},
-                     "annotations": {"pulumi.com/deletionPropagationPolicy": "foreground"}},
+                     "annotations": {"pulumi.com/deletionPropagationPolicy": "foreground",
+                                     "karpenter-platform.io/owner": "#team-web"}},
         "spec": {
             "template": {
                 "metadata": {"labels": {"workload": "api", "karpenter-platform.io/team": "web"},
-                             "annotations": {"example.com/note": "x", "karpenter-platform.io/owner": "#team-web"}},
+                             "annotations": {"example.com/note": "x"}},
                 "spec": {
                     "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
                     "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In",
@@ -76,6 +77,13 @@ def test_multi_zone_preset_fills_the_stack_zones():
         "name": "c", "region": "eu-west-1", "zones": ["eu-west-1a", "eu-west-1b"], "subnets": {"ids": ["subnet-0123456789abcdef0"]}}})
     assert {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eu-west-1a", "eu-west-1b"]} in \
         manifest["spec"]["template"]["spec"]["requirements"]
+
+
+def test_team_owner_is_on_the_nodepool_not_its_nodes():
+    # Changing it must not drift (replace) the pool's nodes.
+    manifest = build(dict(MINIMAL_POOL), owner="#team-web")
+    assert manifest["metadata"]["annotations"]["karpenter-platform.io/owner"] == "#team-web"
+    assert "annotations" not in manifest["spec"]["template"]["metadata"]
 
 
 def test_pool_keys_win_over_the_preset():

@@ -139,6 +139,8 @@ def test_tainting_mount_methods_run_the_prepare_job_then_restart_odiglet(mount_m
                                     "kubernetes.io/os=linux,eks.amazonaws.com/compute-type!=fargate",
                                     "odigos.io/needs-init=:NoSchedule", "--overwrite"]
     assert job.options["ignoreChanges"] == ["spec"]
+    assert job.options["customTimeouts"] == {"create": "15m", "update": "15m"}
+    assert job.inputs["metadata"]["annotations"]["pulumi.com/replaceUnready"] == "true"
     assert capture.named("odigos", RELEASE).urn in job.options["dependsOn"]
     patch = capture.of_type("kubernetes:apps/v1:DaemonSetPatch")[0]
     assert patch.inputs["metadata"]["name"] == "odiglet"
