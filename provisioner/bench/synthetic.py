@@ -81,3 +81,15 @@ def diverse_pods(count: int, seed: int = 42) -> list:
                            anti_affinity=(PodAffinityTerm(L.HOSTNAME, _selector(nginx), frozenset({"default"})),)))
     specs += [_spec(rng, label()) for _ in range(count - len(specs))]
     return [Pod(f"default/pod-{i}", spec) for i, spec in enumerate(specs)]
+
+
+def preference_pods(count: int = 4000, seed: int = 42) -> list:
+    """makePreferencePods: a satisfiable zone preference, an unsatisfiable heavy zonal anti-affinity
+    preference and a satisfiable light hostname anti-affinity preference, all relaxed in turn."""
+    rng = random.Random(seed)
+    nginx = {"app": "nginx"}
+    zone_pref = ((1, Requirements([Requirement.in_(L.ZONE, ZONES[0])])),)
+    anti = ((10, PodAffinityTerm(L.ZONE, _selector(nginx), frozenset({"default"}))),
+            (1, PodAffinityTerm(L.HOSTNAME, _selector(nginx), frozenset({"default"}))))
+    return [Pod(f"default/pref-{i}", _spec(rng, dict(nginx), preferred_terms=zone_pref, anti_affinity_preferred=anti))
+            for i in range(count)]

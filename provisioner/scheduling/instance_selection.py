@@ -168,29 +168,48 @@ class Template:
         return None
 
     # --- launch ---------------------------------------------------------------------------------
-    def offerings_for(self, options, reqs: Requirements):
-        zone, ct = reqs.get(L.ZONE), reqs.get(L.CAPACITY_TYPE)
-        for i in options.tolist():
-            it = self.types[i]
-            for o in it.offerings:
-                if o.available and zone.has(o.zone) and ct.has(o.capacity_type):
-                    yield i, it, o
+    def _offering_table(self):
+        """Every offering of every option as parallel arrays, built once per template."""
+        if not hasattr(self, "_off_type"):
+            rows = [(i, o) for i, it in enumerate(self.types) for o in it.offerings if o.available]
+            zones = {z: n for n, z in enumerate(self.zone_universe)}
+            cts = {c: n for n, c in enumerate(self.ct_universe)}
+            self._offerings = [o for _, o in rows]
+            self._off_type = np.array([i for i, _ in rows], dtype=np.int64)
+            self._off_zone = np.array([zones[o.zone] for _, o in rows], dtype=np.int64)
+            self._off_ct = np.array([cts[o.capacity_type] for _, o in rows], dtype=np.int64)
+            self._off_price = np.array([o.price for _, o in rows], dtype=float)
+            names = sorted(range(len(self.types)), key=lambda i: self.types[i].name)
+            self._name_rank = np.empty(len(self.types), dtype=np.int64)
+            self._name_rank[names] = np.arange(len(names))
+            self._names = np.array([it.name for it in self.types], dtype=object)
+        return self._off_type, self._off_zone, self._off_ct, self._off_price
 
     def launch(self, options: np.ndarray, reqs: Requirements):
-        """(type index, offering, option names by price): reserved, then spot, then on-demand; cheapest."""
-        best: dict = {}
-        cheapest: dict = {}
-        for i, it, o in self.offerings_for(options, reqs):
-            key = (o.price, it.name, o.zone)
-            if o.capacity_type not in best or key < best[o.capacity_type][0]:
-                best[o.capacity_type] = (key, i, o)
-            if i not in cheapest or o.price < cheapest[i]:
-                cheapest[i] = o.price
+        """(type index, offering, option names by price): reserved, then spot, then on-demand; cheapest.
+
+        Ties break on instance type name, then zone, so plans are reproducible."""
+        off_type, off_zone, off_ct, off_price = self._offering_table()
+        zone, ct = reqs.get(L.ZONE), reqs.get(L.CAPACITY_TYPE)
+        zone_ok = np.array([zone.has(z) for z in self.zone_universe], dtype=bool)
+        ct_ok = np.array([ct.has(c) for c in self.ct_universe], dtype=bool)
+        in_options = np.zeros(len(self.types), dtype=bool)
+        in_options[options] = True
+        mask = in_options[off_type] & zone_ok[off_zone] & ct_ok[off_ct]
+        candidates = np.flatnonzero(mask)
+        if not len(candidates):
+            return None, None, []
+        cheapest = np.full(len(self.types), np.inf)
+        np.minimum.at(cheapest, off_type[candidates], off_price[candidates])
+        ordered = options[np.lexsort((self._name_rank[options], cheapest[options]))]
         for capacity_type in L.CAPACITY_TYPE_PRIORITY:
-            if capacity_type in best:
-                _, i, offering = best[capacity_type]
-                ordered = sorted(cheapest, key=lambda j: (cheapest[j], self.types[j].name))
-                return i, offering, [self.types[j].name for j in ordered]
+            if capacity_type not in self.ct_universe:
+                continue
+            picked = candidates[off_ct[candidates] == self.ct_universe.index(capacity_type)]
+            if len(picked):
+                best = picked[np.lexsort((off_zone[picked], self._name_rank[off_type[picked]], off_price[picked]))[0]]
+                names = self._names[ordered[np.isfinite(cheapest[ordered])]].tolist()
+                return int(off_type[best]), self._offerings[best], names
         return None, None, []
 
     def diagnose(self, options: np.ndarray, reqs: Requirements, total, requests: dict) -> str:

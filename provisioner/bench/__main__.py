@@ -1,0 +1,116 @@
+"""`python -m provisioner.bench` (`make bench`): scheduling throughput and plan cost vs an LP bound.
+
+Part a times the scheduler alone (Solve, as Karpenter's benchmark does) on Karpenter's benchmark
+shape; part b simulates mixed workloads end to end on the shipped catalog and compares the plan's
+hourly price with the LP lower bound of lpbound.py. Figures are printed as Markdown tables.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import statistics
+import sys
+import time
+
+from ..loader import load_objects
+from ..api import simulate_inputs
+from ..scheduling.scheduler import Scheduler
+from . import synthetic
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _cores() -> int:
+    import os
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def throughput(sizes, repeat: int, out) -> list:
+    types, pool = synthetic.instance_types(), synthetic.nodepool()
+    rows = []
+    for size in sizes:
+        pods = synthetic.diverse_pods(size)
+        times, nodes = [], 0
+        for _ in range(repeat):
+            start = time.perf_counter()
+            result = Scheduler([(pool, types)]).solve(pods)
+            times.append(time.perf_counter() - start)
+            if result.errors:  # like Karpenter's benchmark: every pod must schedule
+                raise SystemExit(f"{len(result.errors)} of {size} pods did not schedule: {next(iter(result.errors.values()))}")
+            nodes = len(result.nodeclaims)
+        rows.append((size, nodes, statistics.median(times), min(times)))
+    print("| pods | nodeclaims | seconds (median) | seconds (best) | pods/s (median) | time growth vs previous |", file=out)
+    print("|---:|---:|---:|---:|---:|---|", file=out)
+    previous = None
+    for size, nodes, median, best in rows:
+        growth = ""
+        if previous:
+            ratio = median / previous[2]
+            exponent = math.log(ratio) / math.log(size / previous[0])
+            growth = f"x{ratio:.2f} for x{size / previous[0]:.0f} pods (exponent {exponent:.2f})"
+        print(f"| {size:,} | {nodes:,} | {median:.2f} | {best:.2f} | {size / median:,.0f} | {growth} |", file=out)
+        previous = (size, nodes, median)
+    return rows
+
+
+def cost(out) -> list:
+    from .lpbound import lower_bound
+    from .workloads import WORKLOADS
+    rows = []
+    print("| workload | pods | nodeclaims | plan $/h | LP bound $/h | gap | simulate s | LP s |", file=out)
+    print("|---|---:|---:|---:|---:|---:|---:|---:|", file=out)
+    for name, (make, _generic) in WORKLOADS.items():
+        inputs = load_objects(make())
+        start = time.perf_counter()
+        result = simulate_inputs(inputs)
+        sim = time.perf_counter() - start
+        start = time.perf_counter()
+        bound = lower_bound(inputs)
+        lp = time.perf_counter() - start
+        gap = 100 * (result.price_usd_hour / bound.price_usd_hour - 1)
+        rows.append((name, result, bound, gap))
+        print(f"| {name} | {result.pods:,} | {len(result.nodeclaims)} | {result.price_usd_hour:.3f} | "
+              f"{bound.price_usd_hour:.3f} | {gap:.1f} % | {sim:.2f} | {lp:.2f} |", file=out)
+        if result.unschedulable:
+            print(f"|   ({len(result.unschedulable)} pods unschedulable) | | | | | | | |", file=out)
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m provisioner.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,5000,20000", help="pod counts for part a (comma-separated)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per size; the median is reported")
+    parser.add_argument("--skip-cost", action="store_true", help="skip part b (needs scipy)")
+    parser.add_argument("--profile", type=int, metavar="PODS", help="cProfile one run of part a at this size instead")
+    args = parser.parse_args(argv)
+    out = sys.stdout
+    if args.profile:
+        import cProfile
+        import pstats
+        pods, types = synthetic.diverse_pods(args.profile), synthetic.instance_types()
+        profiler = cProfile.Profile()
+        profiler.runcall(Scheduler([(synthetic.nodepool(), types)]).solve, pods)
+        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(25)
+        return 0
+    print(f"Machine: {_cpu_model()}, {_cores()} cores; Python {platform.python_version()}; "
+          f"numpy {__import__('numpy').__version__}", file=out)
+    print("\n## a. Scheduling throughput (Karpenter's benchmark shape, 400 synthetic instance types)\n", file=out)
+    throughput([int(s) for s in args.sizes.split(",")], args.repeat, out)
+    if not args.skip_cost:
+        print("\n## b. Plan cost against the LP lower bound (shipped EC2 catalog, us-east-1)\n", file=out)
+        cost(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
