@@ -52,19 +52,22 @@ def environment_from_env(environ: Mapping[str, str] | None = None) -> str | None
 
 def plain(value: Any) -> Any:
     """Props as plain dicts/lists, unknowns as UNKNOWN, secrets as their value."""
-    if isinstance(value, _DictProxy):
+    kind = type(value)
+    if kind is str:
+        return UNKNOWN if _is_unknown(value) else value
+    if kind is _DictProxy:
         raw = value["__target"]
         return {key: plain(raw[key]) for key in raw}
-    if isinstance(value, _ListProxy):
+    if kind is _ListProxy:
         return [plain(item) for item in value["__target"]]
+    if kind is dict:
+        return {key: plain(item) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return [plain(item) for item in value]
     if isinstance(value, Secret):
         return plain(value.value)
     if isinstance(value, Mapping):
         return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(item) for item in value]
-    if _is_unknown(value):
-        return UNKNOWN
     return value
 
 

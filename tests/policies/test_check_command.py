@@ -112,3 +112,23 @@ def test_check_unknown_policy_in_config_exits_2(tmp_path):
     result = _check(build, "--config", config)
     assert result.returncode == 2
     assert "no-such-policy: no such policy" in result.stderr
+
+
+def test_check_after_real_render_exits_0_then_3_when_a_nodeclass_allows_imdsv1(tmp_path):
+    out = tmp_path / "dev"
+    rendered = subprocess.run([sys.executable, "-m", "offline.render", "dev", "--out", str(out)], cwd=PROJECT_DIR,
+                              capture_output=True, text=True, check=False)
+    assert rendered.returncode == 0, rendered.stderr
+    result = _check(out)
+    assert result.returncode == 0, result.stdout
+    report = json.loads((out / "policy-report.json").read_text())
+    assert all(set(f) == {"policy", "resource", "level", "message"} and f["level"] == "advisory" for f in report)
+
+    resources = json.loads((out / "resources.json").read_text())
+    node_class = next(r for r in resources if r["type"] == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
+    node_class["inputs"]["spec"]["metadataOptions"]["httpTokens"] = "optional"
+    (out / "resources.json").write_text(json.dumps(resources))
+    result = _check(out)
+    assert result.returncode == 3
+    mandatory = [f for f in json.loads((out / "policy-report.json").read_text()) if f["level"] == "mandatory"]
+    assert [(f["policy"], f["resource"]) for f in mandatory] == [("nodeclass-imdsv2-hop-limit-1", node_class["urn"])]
