@@ -14,6 +14,10 @@ from .karpenter import load_node, load_nodeclass, load_nodepool, load_overlay
 from .pods import CONTROLLER_KINDS, load_controller, load_daemonset, load_pod
 
 
+_LOADED = {("karpenter.sh", "NodePool"), ("karpenter.k8s.aws", "EC2NodeClass"), ("karpenter.sh", "NodeOverlay"),
+           ("", "Node"), ("", "Pod"), ("apps", "DaemonSet")}
+
+
 def _group(obj: Mapping) -> str:
     api_version = str(obj.get("apiVersion") or "")
     return api_version.split("/", 1)[0] if "/" in api_version else ""
@@ -23,6 +27,7 @@ def _name(obj: Mapping) -> str:
     metadata = obj.get("metadata")
     name = metadata.get("name") if isinstance(metadata, dict) else None
     namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
+    name = name or "(unnamed)"
     return f"{namespace}/{name}" if namespace else str(name)
 
 
@@ -57,6 +62,10 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
     for obj, origin in docs:
         kind, group = obj["kind"], _group(obj)
         ctx = Ctx(origin, kind, _name(obj))
+        if (group, kind) in _LOADED or CONTROLLER_KINDS.get(kind) == group:
+            metadata = obj.get("metadata")
+            if not isinstance(metadata, dict) or not metadata.get("name"):
+                raise ctx.error("metadata.name", "missing")
         if group == "karpenter.sh" and kind == "NodePool":
             pool = load_nodepool(obj, ctx)
             _unique(seen, ("NodePool", pool.name), origin, ctx)

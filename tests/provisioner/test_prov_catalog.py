@@ -11,7 +11,7 @@ from provisioner.catalog.facts import DEFAULT_SPOT_DISCOUNT
 from provisioner.models import KubeletConfig, NodeClass
 from provisioner.quantity import format_resources, parse
 
-from prov_builders import deployment, itype, nodeclass, nodepool, pod, req
+from prov_builders import itype, nodeclass, nodepool, pod, req
 
 
 def shipped(name, nodeclass_model=NodeClass("default")):

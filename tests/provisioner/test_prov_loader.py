@@ -172,3 +172,10 @@ def test_folder_documents_carry_file_and_line_origins(tmp_path):
     (tmp_path / "a.yaml").write_text("kind: ConfigMap\n---\nkind: Pod\nmetadata: {name: p}\n")
     docs, origins = read_paths([str(tmp_path)])
     assert origins == [f"{tmp_path}/a.yaml:1 (document 1)", f"{tmp_path}/a.yaml:3 (document 2)"]
+
+
+def test_object_without_name_is_rejected():
+    obj = pod()
+    del obj["metadata"]["name"]
+    with pytest.raises(InputError, match=r'Pod "default/\(unnamed\)": metadata.name: missing'):
+        load_objects([obj])
