@@ -50,7 +50,8 @@ def _covers(rule: Resource, source: str, detail_type: str) -> bool | None:
     stack and is the target of all five EventBridge rules (AWS Health Event, EC2 Spot Instance
     Interruption Warning, EC2 Instance Rebalance Recommendation, EC2 Instance State-change
     Notification, EC2 Capacity Reservation Instance Interruption Warning): a missing rule means
-    Karpenter never hears of that interruption and pods die with the node instead of draining.""",
+    Karpenter never hears of that interruption and pods die with the node instead of draining.
+    A release that names no queue while the stack routes the events to one is refused too.""",
     group="Interruption",
 )
 def queue_wired(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
@@ -58,9 +59,17 @@ def queue_wired(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
     if release is None:
         return
     queue_name = release.prop("values", "settings", "interruptionQueue")
-    if queue_name is UNKNOWN or not queue_name:
-        return  # interruption handling off (or not known yet)
     queues = stack.of_type(SQS_QUEUE)
+    if queue_name is UNKNOWN:
+        return
+    if not queue_name:
+        targeted = [q for q in queues if isinstance(q.prop("name"), str)
+                    and any(_queue_name_of_arn(str(t.prop("arn"))) == q.prop("name") for t in stack.of_type(EVENT_TARGET))]
+        if targeted:
+            yield Violation(release.urn, f"{release_label(release)} sets no settings.interruptionQueue although the "
+                                         f"stack sends interruption events to queue {targeted[0].prop('name')!r}: "
+                                         "Karpenter would never read them")
+        return  # interruption handling off
     queue = next((q for q in queues if q.prop("name") == queue_name), None)
     if queue is None:
         if any(q.prop("name") is UNKNOWN for q in queues):

@@ -58,6 +58,13 @@ def test_interruption_handling_off_pass():
     assert run("interruption-queue-wired", [_karpenter({"settings": {"clusterName": CLUSTER}})]) == []
 
 
+def test_interruption_queue_declared_but_not_read_fail():
+    resources = [_karpenter({"settings": {"clusterName": CLUSTER}}), queue(), *rules_and_targets()]
+    assert messages("interruption-queue-wired", resources) == [
+        f"helm release karpenter (karpenter) sets no settings.interruptionQueue although the stack sends "
+        f"interruption events to queue '{CLUSTER}': Karpenter would never read them"]
+
+
 # --- discovery-single-security-group ---
 
 def test_one_security_group_tagged_pass():
