@@ -4,10 +4,23 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from .base import Model
+from .karpenter import ResourceList
 from .kube import DnsLabel
+
+Platform = Literal["linux/amd64", "linux/arm64"]
+
+
+class ProvisionerResources(Model):
+    """Advisor container resources."""
+
+    requests: ResourceList = Field(default_factory=lambda: ResourceList(cpu="100m", memory="256Mi"))
+    """Requests (default 100m CPU, 256Mi memory)."""
+    limits: ResourceList = Field(default_factory=lambda: ResourceList(cpu="1", memory="1Gi"))
+    """Limits (default 1 CPU, 1Gi memory). Memory grows with the cluster: the advisor caches every
+    pod, node and DaemonSet, roughly 10-20 KiB a pod."""
 
 
 class ProvisionerConfig(Model):
@@ -21,4 +34,22 @@ class ProvisionerConfig(Model):
     namespace: DnsLabel = "karpenter-provisioner"
     """Namespace of the advisor."""
     replicas: int = Field(default=1, ge=1, le=3)
-    """Advisor replicas."""
+    """Advisor replicas (each plans on its own; Events stay deduplicated across them)."""
+    resources: ProvisionerResources = Field(default_factory=ProvisionerResources)
+    """Advisor container resources."""
+    platforms: list[Platform] = Field(default_factory=lambda: ["linux/amd64"])
+    """Platforms the image is built for; the advisor is scheduled only on nodes of these architectures."""
+    live_catalog: bool = True
+    """Give the advisor an IAM role to read instance types, offerings and prices from AWS (read-only);
+    without it, or when AWS refuses, it plans with the catalog bundled in the image."""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """Advisor log level."""
+
+    @field_validator("platforms")
+    @classmethod
+    def _platforms(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("at least one platform is needed (linux/amd64 or linux/arm64)")
+        if len(set(value)) != len(value):
+            raise ValueError("a platform is listed twice")
+        return value
