@@ -9,16 +9,21 @@ labels the node `odigos.io/odiglet-oss-installed=true` (community) or
 already prepared and is left alone: tainting it would keep pods off it until odiglet restarts.
 
 Idempotent: a second run finds every node tainted or prepared and changes nothing.
+`--selector` narrows the nodes considered (as `kubectl taint --selector`); `--taint` names the
+taint (default `odigos.io/needs-init=:NoSchedule`).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import asdict, dataclass
 
 TAINT_KEY = "odigos.io/needs-init"
 TAINT = {"key": TAINT_KEY, "effect": "NoSchedule"}
+EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_TERM = re.compile(r"^(?P<neg>!)?(?P<key>[A-Za-z0-9./_-]+)(?:(?P<op>==|=|!=)(?P<value>[A-Za-z0-9._-]*))?$")
 PREPARED_LABELS = ("odigos.io/odiglet-oss-installed", "odigos.io/odiglet-enterprise-installed")
 FARGATE_LABEL = ("eks.amazonaws.com/compute-type", "fargate")
 CONFLICT_STATUSES = (409, 422)  # a write in between: the JSON patch `test` on resourceVersion failed
@@ -32,10 +37,46 @@ class Outcome:
     reason: str
 
 
-def decide(node: dict, prepared_labels: tuple[str, ...] = PREPARED_LABELS) -> tuple[bool, str]:
+def parse_taint(text: str) -> dict:
+    """`key=value:Effect`, `key=:Effect` or `key:Effect` (kubectl's syntax) as a taint object."""
+    spec, _, effect = text.rpartition(":")
+    key, _, value = spec.partition("=")
+    if not key or effect not in EFFECTS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a taint (key=[value]:{'|'.join(EFFECTS)})")
+    return {"key": key, **({"value": value} if value else {}), "effect": effect}
+
+
+def parse_selector(text: str) -> list[tuple[str, str, str | None]]:
+    """A label selector of equality terms (`k=v`, `k==v`, `k!=v`, `k`, `!k`), as `kubectl
+    --selector` takes them, into (key, operator, value) with operator in = != exists !exists."""
+    terms = []
+    for raw in (t.strip() for t in text.split(",") if t.strip()):
+        match = _TERM.match(raw)
+        if not match or (match["neg"] and match["op"]):
+            raise argparse.ArgumentTypeError(f"{raw!r} is not a label selector term (k=v, k!=v, k or !k)")
+        if match["op"]:
+            terms.append((match["key"], "!=" if match["op"] == "!=" else "=", match["value"]))
+        else:
+            terms.append((match["key"], "!exists" if match["neg"] else "exists", None))
+    return terms
+
+
+def selected(labels: dict, terms: list[tuple[str, str, str | None]]) -> bool:
+    for key, op, value in terms:
+        present = key in labels
+        if (op == "=" and labels.get(key) != value) or (op == "!=" and present and labels[key] == value) \
+                or (op == "exists" and not present) or (op == "!exists" and present):
+            return False
+    return True
+
+
+def decide(node: dict, prepared_labels: tuple[str, ...] = PREPARED_LABELS, taint: dict = TAINT,
+           selector: list | None = None) -> tuple[bool, str]:
     """(taint it?, why): pure, from the Node object alone."""
     meta = node.get("metadata") or {}
     labels = meta.get("labels") or {}
+    if selector and not selected(labels, selector):
+        return False, "not selected by --selector"
     if meta.get("deletionTimestamp"):
         return False, "being deleted"
     for label in prepared_labels:
@@ -43,35 +84,35 @@ def decide(node: dict, prepared_labels: tuple[str, ...] = PREPARED_LABELS) -> tu
             return False, f"already prepared by odiglet ({label}=true)"
     if labels.get(FARGATE_LABEL[0]) == FARGATE_LABEL[1]:
         return False, "Fargate node: odiglet (a DaemonSet) never runs there, so nothing would remove the taint"
-    taints = (node.get("spec") or {}).get("taints") or []
-    for taint in taints:
-        if isinstance(taint, dict) and taint.get("key") == TAINT_KEY:
-            if taint.get("effect") == "NoSchedule":
-                return False, f"already tainted {TAINT_KEY}:NoSchedule"
-            return False, (f"carries {TAINT_KEY}:{taint.get('effect')}, which odiglet does not remove; "
+    for existing in (node.get("spec") or {}).get("taints") or []:
+        if isinstance(existing, dict) and existing.get("key") == taint["key"]:
+            if existing.get("effect") == taint["effect"]:
+                return False, f"already tainted {taint['key']}:{taint['effect']}"
+            return False, (f"carries {taint['key']}:{existing.get('effect')}, which odiglet does not remove; "
                            "left as it is")
     return True, "odiglet has not prepared it yet"
 
 
-def taint_patch(node: dict) -> list[dict]:
+def taint_patch(node: dict, taint: dict = TAINT) -> list[dict]:
     """A JSON patch adding the taint, guarded by the node's resourceVersion so a concurrent
     change (odiglet labelling it, another taint) makes it fail instead of being overwritten."""
     meta = node.get("metadata") or {}
     has_taints = isinstance((node.get("spec") or {}).get("taints"), list)
-    add = ({"op": "add", "path": "/spec/taints/-", "value": dict(TAINT)} if has_taints
-           else {"op": "add", "path": "/spec/taints", "value": [dict(TAINT)]})
+    add = ({"op": "add", "path": "/spec/taints/-", "value": dict(taint)} if has_taints
+           else {"op": "add", "path": "/spec/taints", "value": [dict(taint)]})
     return [{"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")}, add]
 
 
-def prepare_nodes(api, *, dry_run: bool, prepared_labels: tuple[str, ...] = PREPARED_LABELS) -> list[Outcome]:
+def prepare_nodes(api, *, dry_run: bool, prepared_labels: tuple[str, ...] = PREPARED_LABELS, taint: dict = TAINT,
+                  selector: list | None = None) -> list[Outcome]:
     """Decide for every node, then taint (unless dry_run). `api` is a controller.kube.KubeApi."""
     from ..controller.kube import ApiError
 
     outcomes = []
     for node in sorted(api.list_nodes(), key=lambda n: (n.get("metadata") or {}).get("name") or ""):
         name = (node.get("metadata") or {}).get("name") or "?"
-        taint, why = decide(node, prepared_labels)
-        if not taint:
+        wanted, why = decide(node, prepared_labels, taint, selector)
+        if not wanted:
             outcomes.append(Outcome(name, "skipped", why))
             continue
         if dry_run:
@@ -79,7 +120,7 @@ def prepare_nodes(api, *, dry_run: bool, prepared_labels: tuple[str, ...] = PREP
             continue
         for attempt in range(ATTEMPTS):
             try:
-                api.patch_node(name, taint_patch(node))
+                api.patch_node(name, taint_patch(node, taint))
                 outcomes.append(Outcome(name, "tainted", why))
                 break
             except ApiError as exc:
@@ -92,8 +133,8 @@ def prepare_nodes(api, *, dry_run: bool, prepared_labels: tuple[str, ...] = PREP
                     outcomes.append(Outcome(name, "failed" if again.status != 404 else "skipped",
                                             "deleted meanwhile" if again.status == 404 else str(again)))
                     break
-                taint, why = decide(node, prepared_labels)
-                if not taint:
+                wanted, why = decide(node, prepared_labels, taint, selector)
+                if not wanted:
                     outcomes.append(Outcome(name, "skipped", why))
                     break
     return outcomes
@@ -114,6 +155,10 @@ def register(subparsers) -> None:
         "odigos-prepare-nodes", help=f"taint existing nodes odiglet has not prepared yet with {TAINT_KEY}:NoSchedule",
         description=__doc__.split("\n\n")[1].replace("\n", " "))
     parser.add_argument("--dry-run", action="store_true", help="report what would be tainted, change nothing")
+    parser.add_argument("--taint", type=parse_taint, default=dict(TAINT), metavar="KEY=[VALUE]:EFFECT",
+                        help=f"the taint to add (default {TAINT_KEY}=:NoSchedule)")
+    parser.add_argument("--selector", type=parse_selector, default=None, metavar="SELECTOR",
+                        help="only nodes matching this label selector (k=v, k!=v, k, !k; comma-separated)")
     parser.add_argument("--prepared-label", action="append", dest="prepared_labels", metavar="KEY",
                         help=f"label odiglet sets to 'true' on prepared nodes (repeatable; default: {', '.join(PREPARED_LABELS)})")
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="report format")
@@ -128,7 +173,8 @@ def run(args: argparse.Namespace, api=None) -> int:
         api = KubernetesApi.from_environment()
     labels = tuple(args.prepared_labels or PREPARED_LABELS)
     try:
-        outcomes = prepare_nodes(api, dry_run=args.dry_run, prepared_labels=labels)
+        outcomes = prepare_nodes(api, dry_run=args.dry_run, prepared_labels=labels, taint=args.taint,
+                                 selector=args.selector)
     except ApiError as exc:  # listing nodes failed: nothing was changed
         print(f"error: cannot list nodes: {exc}", file=sys.stderr)
         return 1
