@@ -48,6 +48,17 @@ class CatalogHolder:
         self._lock = threading.Lock()
         self._current: CatalogChoice | None = None
 
+    def start(self, now: float) -> CatalogChoice:
+        """The bundled catalog at once (it loads in well under a second), so the advisor serves
+        and plans from the start; the live one replaces it when `refresh` gets it."""
+        return self._set(choose_catalog(None, self.load_bundled, now))
+
+    def _set(self, choice: CatalogChoice) -> CatalogChoice:
+        with self._lock:
+            self._current = choice
+        self.on_change(choice)
+        return choice
+
     def refresh(self, now: float) -> CatalogChoice:
         current = self.current
         if current is not None and current.source == "live" and self.load_live is not None:
@@ -60,10 +71,7 @@ class CatalogHolder:
                 return current
         else:
             choice = choose_catalog(self.load_live, self.load_bundled, now)
-        with self._lock:
-            self._current = choice
-        self.on_change(choice)
-        return choice
+        return self._set(choice)
 
     @property
     def current(self) -> CatalogChoice | None:
@@ -71,5 +79,7 @@ class CatalogHolder:
             return self._current
 
     def run(self, stop: threading.Event, interval: float, clock: Callable[[], float]) -> None:
-        while not stop.wait(interval):
+        """Try the live catalog now, then every `interval` seconds."""
+        while not stop.is_set():
             self.refresh(clock())
+            stop.wait(interval)

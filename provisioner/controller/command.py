@@ -30,6 +30,12 @@ def _positive(text: str) -> float:
     return value
 
 
+def _catalog_changed(metrics: Metrics, choice) -> None:
+    metrics.set_catalog(choice.source, choice.as_of)
+    log.info("catalog: %s (%d instance types)%s", choice.source, len(getattr(choice.catalog, "types", None) or []),
+             f"; live catalog not used: {choice.error}" if choice.error else "")
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "serve", help="run in the cluster: explain Pending pods (Events) and price the pending plan (metrics)",
@@ -66,11 +72,13 @@ def run(args) -> int:
 
     clock = time.time
     metrics = Metrics(clock=clock)
+    health = Health(clock)
+    # Serve /healthz at once: loading the live catalog can take a while and must not look like a hang.
+    server = make_server(args.listen, args.port, metrics.registry, health)
+    serve_in_background(server)
     holder = CatalogHolder(core.live_loader(args.region) if args.catalog == "live" else None, core.load_bundled,
-                           on_change=lambda choice: metrics.set_catalog(choice.source, choice.as_of))
-    choice = holder.refresh(clock())
-    log.info("catalog: %s (%d instance types)%s", choice.source, len(getattr(choice.catalog, "types", []) or []),
-             f"; live catalog not used: {choice.error}" if choice.error else "")
+                           on_change=lambda choice: _catalog_changed(metrics, choice))
+    holder.start(clock())
 
     api = KubernetesApi.from_environment()
     instance = os.environ.get("POD_NAME") or socket.gethostname()
@@ -79,16 +87,13 @@ def run(args) -> int:
     controller = Controller(plan=core.make_plan(holder, args.region), metrics=metrics, recorder=recorder,
                             batcher=Batcher(args.batch_idle, args.batch_max), validate=core.validate,
                             resync=args.resync)
-    health = Health(clock)
-    server = make_server(args.listen, args.port, metrics.registry, health)
-    serve_in_background(server)
 
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     messages: queue.Queue = queue.Queue()
     start_reflectors(api, WATCHED, messages.put, stop, watch_timeout=args.watch_timeout)
-    if args.catalog == "live":
+    if holder.load_live is not None:
         threading.Thread(target=holder.run, args=(stop, args.catalog_refresh, clock), name="catalog",
                          daemon=True).start()
     log.info("serving on %s:%d in %s mode", args.listen, args.port, args.mode)

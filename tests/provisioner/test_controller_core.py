@@ -138,3 +138,11 @@ def test_advisor_on_real_core_counts_inflight_capacity():
     result = controller.reconcile(5.0)
     assert result["nodeclaims"] == []  # Karpenter already launched room for it
     assert result["unschedulable"] == []
+
+
+def test_catalog_holder_starts_on_bundled_then_refresh_switches_to_live():
+    sources = []
+    holder = CatalogHolder(lambda: ("LIVE", None), lambda: ("BUNDLED", 1.0), on_change=lambda c: sources.append(c.source))
+    assert holder.start(10.0).catalog == "BUNDLED"
+    assert holder.refresh(20.0).catalog == "LIVE"
+    assert sources == ["bundled", "live"]
