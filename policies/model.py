@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 
 class _Unknown:
@@ -156,10 +156,6 @@ class Violation:
     message: str
 
 
-def violations(items: Iterable[Violation]) -> list[Violation]:
-    return list(items)
-
-
 # Resource type tokens the policies read (as the Pulumi engine names them).
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -179,5 +175,5 @@ EC2_TAG = "aws:ec2/tag:Tag"
 
 __all__ = [
     "UNKNOWN", "is_unknown", "contains_unknown", "dig", "json_document", "as_list",
-    "Resource", "Stack", "Violation", "field",
+    "Resource", "Stack", "Violation",
 ]

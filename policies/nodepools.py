@@ -8,7 +8,7 @@ from typing import Any, Iterable, Mapping
 
 from . import catalog, levels
 from .helm import releases
-from .model import HELM_RELEASE, NODECLASS, NODEPOOL, UNKNOWN, Resource, Stack, Violation, contains_unknown, dig
+from .model import HELM_RELEASE, NODECLASS, NODEPOOL, UNKNOWN, Resource, Stack, Violation, contains_unknown
 from .registry import policy
 from .units import duration_seconds, quantity, show
 
@@ -139,17 +139,6 @@ def has_instance_types(stack: Stack, config: Mapping[str, Any]) -> Iterable[Viol
                                       f"(at least {minimum} needed): {constraints or 'no requirements'}")
         elif types.min_values_error:
             yield Violation(pool.urn, f"{pool.label}: {types.min_values_error} among its {count} instance types")
-
-
-def _integer(value: Any) -> int | None:
-    """An integer prop (the engine's protobuf numbers arrive as floats)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
 
 
 def _describe(requirement: Mapping[str, Any]) -> str:
