@@ -325,3 +325,12 @@ def test_dev_render_lets_only_prepare_job_patch_nodes():
     container = job["spec"]["template"]["spec"]["containers"][0]
     assert container["command"][:2] == ["provisioner", "odigos-prepare-nodes"]
     assert container["image"] == capture.outputs["provisionerImage"]
+
+
+def test_catalog_policy_allows_exactly_what_the_live_catalog_calls():
+    import re as _re
+    source = (PROVISIONER_DIR / "catalog" / "aws.py").read_text()
+    calls = set(_re.findall(r"\b(ec2|pricing)\.(describe_\w+|get_\w+)\b", source))
+    actions = {f"{service}:{''.join(part.title() for part in call.split('_'))}" for service, call in calls}
+    granted = {a for s in catalog_policy("us-east-1")["Statement"] for a in s["Action"]}
+    assert actions == granted

@@ -48,14 +48,9 @@ def load_bundled() -> tuple[Any, float | None]:
     return shipped_catalog(), bundled_as_of()
 
 
-def live_loader(region: str) -> Callable[[], tuple[Any, float | None]] | None:
-    """The core's live-AWS catalog loader for `region`, or None when this build has none."""
-    try:
-        from ..catalog import aws  # noqa: PLC0415 - optional: needs boto3
-    except ImportError as exc:
-        log.warning("no live catalog loader available (%s); using the bundled catalog", exc)
-        return None
-    load = getattr(aws, "load_live_catalog", None) or getattr(aws, "live_catalog", None)
-    if load is None:
-        return None
-    return lambda: (load(region=region), None)
+def live_loader(region: str) -> Callable[[], tuple[Any, float | None]]:
+    """The core's live-AWS catalog for `region` (EC2 and Pricing APIs, through boto3 and the pod's
+    IAM role); stamped with the time it was read, so the catalog-age metric starts at zero."""
+    from ..catalog.aws import load_live_catalog
+
+    return lambda: (load_live_catalog(region), None)

@@ -146,3 +146,24 @@ def test_catalog_holder_starts_on_bundled_then_refresh_switches_to_live():
     assert holder.start(10.0).catalog == "BUNDLED"
     assert holder.refresh(20.0).catalog == "LIVE"
     assert sources == ["bundled", "live"]
+
+
+def test_live_loader_reads_the_core_live_catalog_for_the_region(monkeypatch):
+    calls = []
+
+    def fake_live(region, **kwargs):
+        calls.append(region)
+        return "LIVE-CATALOG"
+    monkeypatch.setattr("provisioner.catalog.aws.load_live_catalog", fake_live)
+    choice = choose_catalog(core.live_loader("eu-west-1"), core.load_bundled, now=7.0)
+    assert (choice.catalog, choice.source, choice.as_of) == ("LIVE-CATALOG", "live", 7.0)
+    assert calls == ["eu-west-1"]
+
+
+def test_live_loader_failure_falls_back_to_bundled(monkeypatch):
+    def denied(region, **kwargs):
+        raise RuntimeError("An error occurred (UnauthorizedOperation) when calling DescribeInstanceTypes")
+    monkeypatch.setattr("provisioner.catalog.aws.load_live_catalog", denied)
+    choice = choose_catalog(core.live_loader("eu-west-1"), core.load_bundled, now=7.0)
+    assert choice.source == "bundled" and len(choice.catalog.types) > 1000
+    assert "UnauthorizedOperation" in choice.error
