@@ -36,15 +36,16 @@ def crd_chart_values() -> dict[str, Any]:
 def controller_chart_values(
     config: PlatformConfig,
     *,
-    cluster_name: str,
-    cluster_endpoint: str,
-    queue_name: str | None,
-    controller_role_arn: str,
+    cluster_name: pulumi.Input[str],
+    cluster_endpoint: pulumi.Input[str],
+    queue_name: pulumi.Input[str] | None,
+    controller_role_arn: pulumi.Input[str],
 ) -> dict[str, Any]:
-    """Values of the `karpenter` chart; every key exists in the chart's defaults (tested)."""
+    """Values of the `karpenter` chart; every key exists in the chart's defaults (tested).
+    Outputs sit at the leaves only, so everything else is known at preview (policies read it)."""
     karpenter = config.settings.karpenter
     settings: dict[str, Any] = {"clusterName": cluster_name, "clusterEndpoint": cluster_endpoint}
-    if queue_name:
+    if queue_name is not None:
         settings["interruptionQueue"] = queue_name
     gates = feature_gates(config)
     if gates:
@@ -94,10 +95,8 @@ class Karpenter(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
             **common,
         )
-        values = pulumi.Output.all(cluster_name, cluster_endpoint, queue_name, controller_role_arn).apply(
-            lambda a: controller_chart_values(config, cluster_name=a[0], cluster_endpoint=a[1], queue_name=a[2],
-                                              controller_role_arn=a[3])
-        )
+        values = controller_chart_values(config, cluster_name=cluster_name, cluster_endpoint=cluster_endpoint,
+                                         queue_name=queue_name, controller_role_arn=controller_role_arn)
         self.controller = k8s.helm.v3.Release(
             f"{name}-controller",
             name=CONTROLLER_RELEASE,

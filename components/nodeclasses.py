@@ -23,14 +23,15 @@ def nodeclass_manifest(
     name: str,
     node_class: NodeClass,
     *,
-    cluster_name: str,
-    role: str,
-    subnet_tags: Mapping[str, str] | None = None,
-    security_group_tags: Mapping[str, str] | None = None,
+    cluster_name: pulumi.Input[str],
+    role: pulumi.Input[str],
+    subnet_tags: pulumi.Input[Mapping[str, str]] | None = None,
+    security_group_tags: pulumi.Input[Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The EC2NodeClass object exactly as it will be applied. Subnets and the security group are
     selected by tag (the discovery tag unless the AWS side says otherwise), never by id, so the
-    AWS side can change which ones are tagged without touching this object."""
+    AWS side can change which ones are tagged without touching this object. Inputs that are
+    Outputs stay at their leaves: the rest is known at preview."""
     volume = node_class.root_volume
     ebs: dict[str, Any] = {
         "volumeSize": volume.size,
@@ -48,8 +49,8 @@ def nodeclass_manifest(
     spec: dict[str, Any] = {
         "role": role,
         "amiSelectorTerms": [{"alias": node_class.ami_alias}],
-        "subnetSelectorTerms": [{"tags": dict(subnet_tags or discovery)}],
-        "securityGroupSelectorTerms": [{"tags": dict(security_group_tags or discovery)}],
+        "subnetSelectorTerms": [{"tags": _tags(subnet_tags, discovery)}],
+        "securityGroupSelectorTerms": [{"tags": _tags(security_group_tags, discovery)}],
         "metadataOptions": node_class.metadata_options.model_dump(by_alias=True),
         "blockDeviceMappings": [{"deviceName": volume.device_name, "rootVolume": True, "ebs": ebs}],
         "tags": {**node_class.tags, NODE_CLASS_TAG: name},
@@ -62,6 +63,12 @@ def nodeclass_manifest(
         # Visible on the object (kubectl get -o yaml) as well as in the `pulumi up` output.
         metadata["annotations"] = {FLOATING_AMI_ANNOTATION: f"{node_class.ami_alias}: nodes change AMI without a config change"}
     return {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": metadata, "spec": spec}
+
+
+def _tags(given: Any, fallback: dict[str, Any]) -> Any:
+    if given is None:
+        return fallback
+    return dict(given) if isinstance(given, Mapping) else given
 
 
 def floats(node_class: NodeClass) -> bool:
@@ -92,10 +99,8 @@ class NodeClasses(pulumi.ComponentResource):
             if floats(node_class):
                 pulumi.log.warn(f"EC2NodeClass {class_name}: amiAlias {node_class.ami_alias} floats; nodes are replaced "
                                 "(drift) whenever a new AMI is released", resource=self)
-            manifest = pulumi.Output.all(cluster_name, node_role_name, subnet_tags, security_group_tags).apply(
-                lambda args, n=class_name, c=node_class: nodeclass_manifest(
-                    n, c, cluster_name=args[0], role=args[1], subnet_tags=args[2], security_group_tags=args[3])
-            )
+            manifest = nodeclass_manifest(class_name, node_class, cluster_name=cluster_name, role=node_role_name,
+                                          subnet_tags=subnet_tags, security_group_tags=security_group_tags)
             self.classes[class_name] = k8s.apiextensions.CustomResource(
                 f"ec2nodeclass-{class_name}",
                 api_version="karpenter.k8s.aws/v1",

@@ -168,3 +168,15 @@ def test_render_writes_each_release_as_a_manifest(tmp_path):
     document = yaml.safe_load((tmp_path / "staging" / "manifests" / "helm-karpenter.yaml").read_text())
     assert document["chart"] == CONTROLLER_CHART and document["skipCrds"] is True
     assert document["values"]["settings"]["featureGates"] == {"nodeRepair": True, "nodeOverlay": True}
+
+
+def test_values_keep_outputs_at_the_leaves_so_previews_see_the_rest():
+    import pulumi
+
+    arn = pulumi.Output.from_input(ROLE)
+    values = controller_chart_values(platform_from(settings={"karpenter": {"identity": "irsa", "featureGates": {"nodeRepair": True}}}),
+                                     cluster_name="acme", cluster_endpoint="https://eks.example", queue_name=None,
+                                     controller_role_arn=arn)
+    assert values["settings"] == {"clusterName": "acme", "clusterEndpoint": "https://eks.example",
+                                  "featureGates": {"nodeRepair": True}}
+    assert values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"] is arn

@@ -116,3 +116,13 @@ def test_stack_node_classes_wait_for_the_controller_and_outlive_nodepools():
     node_class_urns = {r.urn for r in capture.of_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")}
     for pool in capture.of_type("kubernetes:karpenter.sh/v1:NodePool"):
         assert node_class_urns <= set(pool.options["dependsOn"])
+
+
+def test_outputs_stay_at_the_leaves_so_previews_see_the_rest():
+    import pulumi
+
+    role = pulumi.Output.from_input("KarpenterNodeRole-acme")
+    manifest = nodeclass_manifest("default", platform_from().settings.node_classes["default"], cluster_name="acme", role=role)
+    assert manifest["spec"]["role"] is role
+    assert manifest["spec"]["metadataOptions"]["httpTokens"] == "required"
+    assert manifest["metadata"]["name"] == "default"
