@@ -119,7 +119,7 @@ def test_advisor_rules_read_watched_kinds_and_write_only_events():
     assert advisor_rules("advisor") == [
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": READ},
         {"apiGroups": ["apps"], "resources": ["daemonsets"], "verbs": READ},
-        {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims", "nodepools"], "verbs": READ},
+        {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims", "nodeoverlays", "nodepools"], "verbs": READ},
         {"apiGroups": ["karpenter.k8s.aws"], "resources": ["ec2nodeclasses"], "verbs": READ},
         {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
     ]
@@ -334,3 +334,10 @@ def test_catalog_policy_allows_exactly_what_the_live_catalog_calls():
     actions = {f"{service}:{''.join(part.title() for part in call.split('_'))}" for service, call in calls}
     granted = {a for s in catalog_policy("us-east-1")["Statement"] for a in s["Action"]}
     assert actions == granted
+
+
+def test_advisor_rules_cover_every_watched_kind():
+    from provisioner.controller.kinds import WATCHED
+    readable = {(group, resource) for rule in advisor_rules("advisor") if rule["verbs"] == READ
+                for group in rule["apiGroups"] for resource in rule["resources"]}
+    assert readable == {(k.group, k.plural) for k in WATCHED}

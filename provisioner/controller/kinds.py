@@ -12,6 +12,9 @@ class Kind:
     group: str
     version: str
     plural: str
+    # An optional kind may not be served at all (its CRD absent, or an older Karpenter): a 404 on
+    # list counts as "none of them" instead of keeping the advisor unready.
+    optional: bool = False
 
     @property
     def api_version(self) -> str:
@@ -28,7 +31,10 @@ DAEMONSET = Kind("DaemonSet", "apps", "v1", "daemonsets")
 NODEPOOL = Kind("NodePool", "karpenter.sh", "v1", "nodepools")
 NODECLAIM = Kind("NodeClaim", "karpenter.sh", "v1", "nodeclaims")
 EC2NODECLASS = Kind("EC2NodeClass", "karpenter.k8s.aws", "v1", "ec2nodeclasses")
+# NodeOverlays change what instance types offer (Odigos' k8s-virtual-device mount method adds its
+# device through one): without them, pods needing such a resource would look unschedulable.
+NODEOVERLAY = Kind("NodeOverlay", "karpenter.sh", "v1alpha1", "nodeoverlays", optional=True)
 
 # Every kind the plan needs: readiness waits for a first full list of each, because planning
 # with (say) NodePools not listed yet would call every pending pod unschedulable.
-WATCHED: tuple[Kind, ...] = (NODEPOOL, EC2NODECLASS, NODECLAIM, NODE, DAEMONSET, POD)
+WATCHED: tuple[Kind, ...] = (NODEPOOL, EC2NODECLASS, NODEOVERLAY, NODECLAIM, NODE, DAEMONSET, POD)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .kinds import DAEMONSET, EC2NODECLASS, NODE, NODECLAIM, NODEPOOL, POD
+from .kinds import DAEMONSET, EC2NODECLASS, NODE, NODECLAIM, NODEOVERLAY, NODEPOOL, POD
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 INFLIGHT_ANNOTATION = "karpenter-platform.io/inflight-nodeclaim"
@@ -78,12 +78,13 @@ def inflight_nodes(nodeclaims: Iterable[dict], nodes: Iterable[dict]) -> list[di
 
 
 def plan_input(objects: dict[str, list[dict]], pending: list[dict]) -> list[dict]:
-    """What the core is given: the cluster's NodePools, EC2NodeClasses, DaemonSets, nodes
-    (registered and in flight) with the pods bound to them, and the pending pods."""
+    """What the core is given: the cluster's NodePools, EC2NodeClasses, NodeOverlays, DaemonSets,
+    nodes (registered and in flight) with the pods bound to them, and the pending pods."""
     nodes = objects.get(NODE.kind, [])
     return [
         *objects.get(EC2NODECLASS.kind, []),
         *objects.get(NODEPOOL.kind, []),
+        *objects.get(NODEOVERLAY.kind, []),
         *objects.get(DAEMONSET.kind, []),
         *nodes,
         *inflight_nodes(objects.get(NODECLAIM.kind, []), nodes),

@@ -47,7 +47,8 @@ Message = Replace | Change | Failure
 
 class Reflector:
     def __init__(self, kind: Kind, api: KubeApi, sink: Callable[[Message], None], *, page_size: int = 500,
-                 watch_timeout: int = 300, backoff: Backoff | None = None, quiet_pause: float = 1.0):
+                 watch_timeout: int = 300, backoff: Backoff | None = None, quiet_pause: float = 1.0,
+                 absent_pause: float = 300.0):
         self.kind = kind
         self.api = api
         self.sink = sink
@@ -55,6 +56,7 @@ class Reflector:
         self.watch_timeout = watch_timeout
         self.backoff = backoff or Backoff()
         self.quiet_pause = quiet_pause
+        self.absent_pause = absent_pause
         self.resource_version: str | None = None  # None: the next step lists
 
     def list_all(self) -> None:
@@ -110,6 +112,11 @@ class Reflector:
             self.resource_version = None
             return 0.0
         except ApiError as exc:
+            if exc.status == 404 and operation == "list" and self.kind.optional:
+                # Not served here: plan without any, and look again now and then (a CRD may come).
+                log.info("%s is not served (%s); planning without it", self.kind.kind, exc)
+                self.sink(Replace(self.kind, [], ""))
+                return self.absent_pause
             delay = self.backoff.failure()
             log.warning("%s %s failed (%s); retrying in %.0fs", self.kind.kind, operation, exc, delay)
             self.sink(Failure(self.kind, operation, exc.status, str(exc)))

@@ -189,6 +189,7 @@ from provisioner.controller.kinds import WATCHED  # noqa: E402
 _PATHS = {
     "/api/v1/pods": "Pod", "/api/v1/nodes": "Node", "/apis/apps/v1/daemonsets": "DaemonSet",
     "/apis/karpenter.sh/v1/nodepools": "NodePool", "/apis/karpenter.sh/v1/nodeclaims": "NodeClaim",
+    "/apis/karpenter.sh/v1alpha1/nodeoverlays": "NodeOverlay",
     "/apis/karpenter.k8s.aws/v1/ec2nodeclasses": "EC2NodeClass",
 }
 _KINDS = {k.kind: k for k in WATCHED}

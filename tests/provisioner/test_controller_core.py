@@ -31,6 +31,21 @@ def nodeclaim(name: str, *, node_name: str | None = None, launched: bool = True)
             "status": status}
 
 
+def overlay() -> dict:
+    return {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay",
+            "metadata": {"name": "odigos", "uid": "uid-overlay-odigos"},
+            "spec": {"requirements": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": ["default"]}],
+                     "capacity": {"instrumentation.odigos.io/generic": "1024"}}}
+
+
+def instrumented(name: str) -> dict:
+    p = pod(name)
+    resources = p["spec"]["containers"][0]["resources"]
+    resources["requests"]["instrumentation.odigos.io/generic"] = "1"
+    resources["limits"] = {"instrumentation.odigos.io/generic": "1"}
+    return p
+
+
 def test_validate_rejects_node_without_allocatable():
     broken = node("n-1")
     del broken["status"]["allocatable"]
@@ -98,9 +113,10 @@ def test_plan_input_holds_bound_and_pending_pods_but_not_finished_ones():
     done["status"]["phase"] = "Succeeded"
     bound, pending = pod("db-0", node="node-a"), pod("web-0")
     objects = {"Pod": [done, bound, pending], "Node": [node("node-a")], "NodePool": [nodepool()],
-               "EC2NodeClass": [nodeclass()], "NodeClaim": [nodeclaim("default-abc")], "DaemonSet": []}
+               "EC2NodeClass": [nodeclass()], "NodeClaim": [nodeclaim("default-abc")], "DaemonSet": [],
+               "NodeOverlay": [overlay()]}
     names = [(o["kind"], o["metadata"]["name"]) for o in plan_input(objects, [pending])]
-    assert names == [("EC2NodeClass", "default"), ("NodePool", "default"), ("Node", "node-a"),
+    assert names == [("EC2NodeClass", "default"), ("NodePool", "default"), ("NodeOverlay", "odigos"), ("Node", "node-a"),
                      ("Node", "default-abc"), ("Pod", "db-0"), ("Pod", "web-0")]
     assert is_bound(bound) and not is_bound(done) and is_unschedulable(pending)
 
@@ -167,3 +183,20 @@ def test_live_loader_failure_falls_back_to_bundled(monkeypatch):
     choice = choose_catalog(core.live_loader("eu-west-1"), core.load_bundled, now=7.0)
     assert choice.source == "bundled" and len(choice.catalog.types) > 1000
     assert "UnauthorizedOperation" in choice.error
+
+
+def test_advisor_on_real_core_sees_extended_resource_of_node_overlay():
+    """Odigos' k8s-virtual-device pods are schedulable only through the NodeOverlay: the advisor
+    must watch it, or it would flag every instrumented pod."""
+    def plan_with(*extra):
+        kube = cluster(FakeKube(), nodeclass(), nodepool(), instrumented("app-0"), *extra)
+        holder = CatalogHolder(None, core.load_bundled, on_change=lambda c: None)
+        holder.start(0.0)
+        controller = Controller(plan=core.make_plan(holder, "us-east-1"), metrics=Metrics(), recorder=None,
+                                validate=core.validate)
+        for kind in WATCHED:
+            Reflector(kind, kube, lambda m: controller.handle(m, 0.0)).step()
+        return controller.reconcile(5.0)
+    assert [u["pod"] for u in plan_with()["unschedulable"]] == ["default/app-0"]
+    with_overlay = plan_with(overlay())
+    assert with_overlay["unschedulable"] == [] and len(with_overlay["nodeclaims"]) == 1

@@ -174,3 +174,22 @@ def test_cache_strips_managed_fields_and_sets_kind():
     cached = controller.cache.items("Pod")[0]
     assert cached["kind"] == "Pod" and cached["apiVersion"] == "v1"
     assert "managedFields" not in cached["metadata"]
+
+
+def test_reflector_treats_unserved_optional_kind_as_empty():
+    from provisioner.controller.kinds import NODEOVERLAY
+    kube = FakeKube()
+    kube.list_failures["NodeOverlay"].append(ApiError(404, "the server could not find the requested resource"))
+    reflector, messages = collect(kube, NODEOVERLAY, absent_pause=300.0)
+    assert reflector.step() == 300.0
+    assert [(type(m).__name__, m.items) for m in messages] == [("Replace", [])]
+    assert reflector.resource_version is None  # listed again after the pause
+    assert reflector.step() == 0.0 and reflector.resource_version == "1000"
+
+
+def test_reflector_backs_off_on_404_for_required_kind():
+    kube = FakeKube()
+    kube.list_failures["NodePool"].append(ApiError(404, "the server could not find the requested resource"))
+    reflector, messages = collect(kube, NODEPOOL)
+    assert reflector.step() == 1.0
+    assert [type(m).__name__ for m in messages] == ["Failure"]
