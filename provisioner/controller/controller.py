@@ -12,7 +12,7 @@ from typing import Callable, Iterable
 from ..errors import InputError
 from .batcher import Batcher
 from .cache import Malformed, ObjectCache, normalize, uid_of
-from .events import EventRecorder
+from .events import EventRecorder, dedup_key
 from .kinds import POD, WATCHED, Kind
 from .metrics import Metrics
 from .pending import is_unschedulable, pod_key, plan_input
@@ -203,7 +203,7 @@ class Controller:
             # under a NodePool's limits is not a mistake to point out.
             if pod is None or not is_permanent(reason):
                 continue
-            live.add((uid_of(pod), reason))
+            live.add(dedup_key(uid_of(pod), reason))
             self.metrics.events.labels(result=self.recorder.record(pod, reason, now)).inc()
         self.recorder.forget_except(live)
 

@@ -1,7 +1,7 @@
 """Kubernetes Events on pods no NodePool can schedule: one per pod and reason, ever.
 
 Deduplication does not depend on memory alone: the event's name is derived from the pod's uid
-and the reason, so a restarted advisor (or a second replica) that tries again gets 409
+and the reason (its figures folded, so a reason quoting a changing number stays one reason), so a restarted advisor (or a second replica) that tries again gets 409
 AlreadyExists and counts that as done. While the pod stays Pending the event is refreshed
 (count and lastTimestamp) every `refresh_after` seconds, before the API server's event TTL
 (1 h by default) can expire it; if it expired anyway, it is created again under the same name.
@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 
 from .batcher import TokenBucket
 from .kube import ApiError, KubeApi
+from .metrics import fold_reason
 
 log = logging.getLogger(__name__)
 
@@ -25,9 +26,13 @@ MESSAGE_MAX = 1024  # the API server truncates longer messages; we cut them ours
 NAME_MAX = 253
 
 
+def dedup_key(uid: str, reason: str) -> tuple[str, str]:
+    return uid, fold_reason(reason)
+
+
 def event_name(pod_name: str, uid: str, reason: str) -> str:
     """`<pod>.<16 hex>` (kubelet's `<pod>.<hex>` shape), the same for the same pod uid and reason."""
-    digest = hashlib.sha256(f"{uid}\0{reason}".encode()).hexdigest()[:16]
+    digest = hashlib.sha256("\0".join(dedup_key(uid, reason)).encode()).hexdigest()[:16]
     return f"{pod_name[: NAME_MAX - 17]}.{digest}"
 
 
@@ -82,7 +87,7 @@ class EventRecorder:
 
     def record(self, pod: dict, reason: str, now: float) -> str:
         """One of: created, exists, refreshed, deduplicated, rate_limited, failed."""
-        key = (pod["metadata"]["uid"], reason)
+        key = dedup_key(pod["metadata"]["uid"], reason)
         known = self._recorded.get(key)
         if known is not None and now - known.last < self.refresh_after:
             return "deduplicated"

@@ -154,3 +154,15 @@ def test_event_for_new_reason_of_same_pod_is_separate():
     controller.tick(8.0)
     assert len(kube.events) == 2
     assert controller.recorder.remembered() == 1  # the old reason is forgotten; its event stays
+
+
+def test_reason_differing_only_in_figures_is_one_event():
+    kube = cluster(FakeKube(), *standard_objects(), pod("big-0"))
+    reasons = {"default/big-0": 'nodepool "default": no instance type has enough resources (requests cpu=1000)'}
+    controller = advisor(kube, unschedulable_plan(reasons))
+    controller.tick(5.0)
+    reasons["default/big-0"] = 'nodepool "default": no instance type has enough resources (requests cpu=1200)'
+    controller.handle(Change(POD, "MODIFIED", pod("big-0", rv="2")), 6.0)
+    controller.tick(8.0)
+    assert len(kube.events) == 1
+    assert controller.metrics.registry.get_sample_value("provisioner_events_total", {"result": "deduplicated"}) == 1
