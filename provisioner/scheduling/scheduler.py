@@ -72,7 +72,7 @@ class Scheduler:
             limits.setdefault(L.NODES, None)
         self._setup_existing()
         self.hostnames = 0
-        self.variant_ids = 0
+        self.shapes: dict = {}
 
     def _universe(self, key: str) -> dict:
         """Every value the NodePools (with their instance types) allow for a label: its domains."""
@@ -152,11 +152,24 @@ class Scheduler:
                 sig.exhausted = True
                 return None
             constraints = step[0]
-        variant = Variant(sig, level, constraints, self.variant_ids)
-        self.variant_ids += 1
+        variant = Variant(sig, level, constraints, -1)
         self._attach_groups(variant)
+        self._share_by_shape(variant)
         sig.variants.append(variant)
         return variant
+
+    def _share_by_shape(self, variant: Variant) -> None:
+        """Pods that differ only in labels or names place alike: let them share what was learnt
+        (targets that can never take them, per-NodePool checks, requirement merges)."""
+        spec = variant.sig.spec
+        shape = (_canonical(variant.requirements), _canonical(variant.strict), variant.tolerations,
+                 variant.sig.request_vector, tuple(id(g) for g in variant.groups),
+                 tuple(id(g) for g in variant.sig.inverse_selecting), spec.host_ports,
+                 tuple(g.selects(spec) for g in variant.groups if g.kind is not ANTI))  # only self-selection matters
+        shared = self.shapes.get(shape)
+        if shared is None:
+            shared = self.shapes[shape] = (len(self.shapes), {}, {})
+        variant.id, variant.dead, variant.template_cache = shared
 
     def _attach_groups(self, variant: Variant) -> None:
         spec, c, topo = variant.sig.spec, variant.constraints, self.topology
@@ -361,6 +374,10 @@ class Scheduler:
             results.nodeclaims.append(PlannedNodeClaim(tpl.name, it, offering, target.pods, requests, names,
                                                        node_labels(tpl, reqs, it, offering)))
         return results
+
+
+def _canonical(reqs: Requirements) -> tuple:
+    return tuple((key, req._key()) for key, req in sorted(reqs._reqs.items(), key=lambda item: item[0]))
 
 
 def node_labels(tpl: Template, reqs: Requirements, it, offering) -> dict:
