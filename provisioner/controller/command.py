@@ -89,9 +89,14 @@ def run(args) -> int:
                             resync=args.resync)
 
     stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
     messages: queue.Queue = queue.Queue()
+
+    def shutdown(*_) -> None:
+        stop.set()
+        messages.put(None)  # wakes the loop now rather than at its next heartbeat
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, shutdown)
     start_reflectors(api, WATCHED, messages.put, stop, watch_timeout=args.watch_timeout)
     if holder.load_live is not None:
         threading.Thread(target=holder.run, args=(stop, args.catalog_refresh, clock), name="catalog",

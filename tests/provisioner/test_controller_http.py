@@ -183,3 +183,55 @@ def test_advisor_end_to_end_records_event_and_serves_metrics():
     assert 'provisioner_nodepool_projected_hourly_cost_usd{nodepool="default"} 0.096' in text.splitlines()
     assert [c for c in kube.calls if c[:2] == ("list", "Pod")][:2] == [("list", "Pod", None), ("list", "Pod", None)]
     assert not loop.is_alive()
+
+
+def test_serve_command_end_to_end_in_subprocess(tmp_path):
+    """`python -m provisioner serve` as the container runs it: kubeconfig -> the fake API server,
+    the real core on the bundled catalog, an Event on the oversized pod, metrics, SIGTERM."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    from tests.harness import PROJECT_DIR
+    from tests.provisioner.controller_fakes import nodeclass, nodepool
+
+    kube = cluster(FakeKube(), nodeclass(), nodepool(), pod("web-0"), pod("huge-0", cpu="1000"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with FakeApiServer(kube) as server:
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(json.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+            "clusters": [{"name": "fake", "cluster": {"server": server.url}}],
+            "users": [{"name": "fake", "user": {"token": "test"}}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}]}))
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "POD_NAME": "provisioner-test", "PYTHONPATH": str(PROJECT_DIR)}
+        env.pop("KUBERNETES_SERVICE_HOST", None)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "provisioner", "serve", "--listen", "127.0.0.1", "--port", str(port),
+             "--catalog", "bundled", "--batch-idle", "0.05", "--batch-max", "0.5", "--watch-timeout", "1"],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            url = f"http://127.0.0.1:{port}"
+
+            def ready():
+                try:
+                    return get(f"{url}/readyz")[0] == 200
+                except OSError:
+                    return process.poll() is not None  # stop waiting if it died
+            wait_until(ready, "readiness")
+            wait_until(lambda: kube.events or process.poll() is not None, "the event on huge-0")
+            status, text = get(f"{url}/metrics")
+        finally:
+            process.send_signal(signal.SIGTERM)
+            output, _ = process.communicate(timeout=TIMEOUT)
+    assert process.returncode == 0, output
+    assert [e["involvedObject"]["name"] for e in kube.events.values()] == ["huge-0"]
+    assert next(iter(kube.events.values()))["reportingInstance"] == "provisioner-test"
+    lines = text.splitlines()
+    assert "provisioner_pending_pods 2.0" in lines
+    assert 'provisioner_catalog_info{source="bundled"} 1.0' in lines
+    assert any(line.startswith('provisioner_nodepool_projected_hourly_cost_usd{nodepool="default"}') for line in lines)
