@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import platform
 import statistics
 import sys
@@ -31,7 +32,6 @@ def _cpu_model() -> str:
 
 
 def _cores() -> int:
-    import os
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
@@ -61,6 +61,20 @@ def throughput(sizes, repeat: int, out) -> list:
         print(f"| {size:,} | {nodes:,} | {median:.2f} | {best:.2f} | {size / median:,.0f} | {growth} |", file=out)
         previous = (size, nodes, median)
     return rows
+
+
+def preferences(repeat: int, out) -> None:
+    """Karpenter's RespectPreferences case: every pod relaxes two preferences before it lands."""
+    types, pool = synthetic.instance_types(), synthetic.nodepool()
+    pods = synthetic.preference_pods(4000)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = Scheduler([(pool, types)]).solve(pods)
+        times.append(time.perf_counter() - start)
+    median = statistics.median(times)
+    print(f"| 4,000 preference pods | {len(result.nodeclaims):,} | {median:.2f} | {min(times):.2f} | "
+          f"{4000 / median:,.0f} | unschedulable: {len(result.errors)} |", file=out)
 
 
 def cost(out) -> list:
@@ -102,10 +116,12 @@ def main(argv=None) -> int:
         profiler.runcall(Scheduler([(synthetic.nodepool(), types)]).solve, pods)
         pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(25)
         return 0
-    print(f"Machine: {_cpu_model()}, {_cores()} cores; Python {platform.python_version()}; "
+    load = ", load average %.1f" % os.getloadavg()[0] if hasattr(os, "getloadavg") else ""
+    print(f"Machine: {_cpu_model()}, {_cores()} cores{load}; Python {platform.python_version()}; "
           f"numpy {__import__('numpy').__version__}", file=out)
     print("\n## a. Scheduling throughput (Karpenter's benchmark shape, 400 synthetic instance types)\n", file=out)
     throughput([int(s) for s in args.sizes.split(",")], args.repeat, out)
+    preferences(args.repeat, out)
     if not args.skip_cost:
         print("\n## b. Plan cost against the LP lower bound (shipped EC2 catalog, us-east-1)\n", file=out)
         cost(out)

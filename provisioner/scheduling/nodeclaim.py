@@ -60,6 +60,9 @@ class NodeClaim:
 
     def propose(self, variant, k: int, topology) -> Proposal:
         tpl, sig = self.template, variant.sig
+        for group, limit in variant.host_checks:
+            if group.counts.get(self.hostname, 0) > limit:
+                return REJECT_FINAL
         if variant.template_taint(tpl) is not None:
             return REJECT_FINAL
         if sig.spec.host_ports and ports_conflict(sig.spec.host_ports, self.host_ports):
@@ -127,6 +130,7 @@ class ExistingTarget:
 
     def __init__(self, node, requirements, remaining: list, schedulable: bool, host_ports, index: int):
         self.node, self.name, self.index = node, node.name, index
+        self.hostname = node.labels.get(L.HOSTNAME, node.name)
         self.requirements = requirements
         self.taints = node.taints
         self.remaining = remaining
@@ -137,6 +141,9 @@ class ExistingTarget:
 
     def propose(self, variant, k: int, topology) -> Proposal:
         sig = variant.sig
+        for group, limit in variant.host_checks:
+            if group.counts.get(self.hostname, 0) > limit:
+                return REJECT_FINAL
         if not self.schedulable or untolerated(self.taints, variant.tolerations) is not None:
             return REJECT_FINAL
         if sig.spec.host_ports and ports_conflict(sig.spec.host_ports, self.host_ports):

@@ -76,6 +76,7 @@ class Variant:
         self.groups: list = []  # owned topology groups, filled by the scheduler
         self.monotone = True  # every rejection of a target is final (no zonal spread / affinity)
         self.free = True  # no topology of its own and no host ports: identical pods can be placed in bulk
+        self.host_checks: list = []  # (group, limit): a node whose count exceeds limit never fits (hostname key)
         self.dead: dict = {}  # targets that can never take this variant (skip pointers)
         self.template_cache: dict = {}
 

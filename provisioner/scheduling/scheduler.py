@@ -188,6 +188,10 @@ class Scheduler:
             for term in terms:
                 groups.append(topo.group(kind, term.topology_key, term.namespaces, term.selector, spec))
         variant.groups = groups
+        # Hostname counts only grow, so these checks reject a node for good in O(1), before any merge.
+        variant.host_checks = [(g, 0 if g.kind is ANTI else g.max_skew - (1 if g.selects(spec) else 0))
+                               for g in groups + variant.sig.inverse_selecting
+                               if g.hostname and (g.kind is ANTI or g.kind is SPREAD)]
         variant.monotone = all(g.kind is ANTI or (g.kind is SPREAD and g.hostname) for g in groups)
         variant.free = not groups and not spec.host_ports and not variant.sig.inverse_selecting
 
