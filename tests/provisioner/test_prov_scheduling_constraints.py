@@ -140,14 +140,14 @@ def test_well_known_nodepool_label_selects_that_nodepool():
 
 @pytest.mark.parametrize("operator,values,expected", [
     ("In", ["test-value"], False), ("NotIn", ["test-value"], True), ("Exists", [], False), ("DoesNotExist", [], True)])
-def test_operator_on_undefined_custom_key(operator, values, expected):
+def test_operator_on_undefined_custom_key_schedules_only_when_it_excludes(operator, values, expected):
     assert scheduled(core(pod(required=[[req("test-key", operator, *values)]]))) is expected
 
 
 @pytest.mark.parametrize("operator,values,expected", [
     ("In", ["test-value"], True), ("NotIn", ["test-value"], False), ("Exists", [], True),
     ("DoesNotExist", [], False), ("In", ["other"], False), ("NotIn", ["other"], True)])
-def test_operator_on_defined_custom_key(operator, values, expected):
+def test_operator_on_defined_custom_key_schedules_when_label_matches(operator, values, expected):
     result = core(nodepool(labels={"test-key": "test-value"}), pod(required=[[req("test-key", operator, *values)]]))
     assert scheduled(result) is expected
 
