@@ -206,3 +206,21 @@ def test_preference_conflicting_with_requirement_is_dropped():
 def test_self_conflicting_preference_is_dropped():
     result = core(pod(preferred=[(1, [req(ZONE, "In", "invalid"), req(ZONE, "NotIn", "invalid")])]))
     assert scheduled(result)
+
+
+# --- Provider-specific labels --------------------------------------------------------------------
+
+def test_optional_provider_label_exists_selects_types_that_have_it():
+    result = run(pod(cpu="100m", required=[[req("karpenter.k8s.aws/instance-gpu-count", "Exists")]]))
+    assert nodeclaim_of(result, "default/pod").instance_type == "g4dn.xlarge"
+
+
+def test_optional_provider_label_does_not_exist_excludes_types_that_have_it():
+    result = run(pod(cpu="100m", required=[[req("karpenter.k8s.aws/instance-gpu-count", "DoesNotExist")]]))
+    claim = nodeclaim_of(result, "default/pod")
+    assert not any(name.startswith("g") for name in claim.instance_type_options)
+
+
+def test_provider_label_and_instance_type_that_conflict_are_not_scheduled():
+    result = run(pod(node_selector={"karpenter.k8s.aws/instance-family": "c5", IT: "m5.large"}))
+    assert len(result.unschedulable) == 1
