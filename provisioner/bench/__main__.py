@@ -81,8 +81,9 @@ def cost(out) -> list:
     from .lpbound import lower_bound
     from .workloads import WORKLOADS
     rows = []
-    print("| workload | pods | nodeclaims | plan $/h | LP bound $/h | gap | simulate s | LP s |", file=out)
-    print("|---|---:|---:|---:|---:|---:|---:|---:|", file=out)
+    print("| workload | pods | nodeclaims | plan $/h | LP bound $/h | gap | CPU / memory requested of allocatable | simulate s | LP s |",
+          file=out)
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|", file=out)
     for name, (make, _generic) in WORKLOADS.items():
         inputs = load_objects(make())
         start = time.perf_counter()
@@ -93,10 +94,13 @@ def cost(out) -> list:
         lp = time.perf_counter() - start
         gap = 100 * (result.price_usd_hour / bound.price_usd_hour - 1)
         rows.append((name, result, bound, gap))
+        used = {k: sum(nc.requests.get(k, 0) for nc in result.nodeclaims) /
+                max(sum(nc.allocatable.get(k, 0) for nc in result.nodeclaims), 1) for k in ("cpu", "memory")}
         print(f"| {name} | {result.pods:,} | {len(result.nodeclaims)} | {result.price_usd_hour:.3f} | "
-              f"{bound.price_usd_hour:.3f} | {gap:.1f} % | {sim:.2f} | {lp:.2f} |", file=out)
+              f"{bound.price_usd_hour:.3f} | {gap:.1f} % | {used['cpu']:.0%} / {used['memory']:.0%} | {sim:.2f} | {lp:.2f} |",
+              file=out)
         if result.unschedulable:
-            print(f"|   ({len(result.unschedulable)} pods unschedulable) | | | | | | | |", file=out)
+            print(f"|   ({len(result.unschedulable)} pods unschedulable) | | | | | | | | |", file=out)
     return rows
 
 
