@@ -33,14 +33,13 @@ karpenter = Karpenter(
 )
 node_classes = NodeClasses(
     "node-classes", config, cluster_name=cluster.name, node_role_name=aws_side.node_role_name,
-    subnet_tags=getattr(aws_side, "subnet_selector_tags", None),
-    security_group_tags=getattr(aws_side, "security_group_selector_tags", None),
+    subnet_tags=aws_side.subnet_selector_tags, security_group_tags=aws_side.security_group_selector_tags,
     depends_on=[karpenter.controller, aws_side], opts=k8s_opts,
 )
 node_pools = NodePools("node-pools", config, depends_on=[node_classes, karpenter.controller, aws_side], opts=k8s_opts)
 if config.settings.odigos.enabled:
-    # prepare_image: the provisioner's image once that component exists; until then the Job uses
-    # odigos.prepareImage (kubectl).
+    # prepare_image: the provisioner's image_ref once the Provisioner component is composed here;
+    # until then the node-tainting Job runs odigos.prepareImage (kubectl).
     odigos = Odigos("odigos", config, cluster_name=cluster.name, pool_names=sorted(node_pools.pools),
                     karpenter_controller=karpenter.controller, prepare_image=None, opts=k8s_opts)
 

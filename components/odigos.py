@@ -97,7 +97,7 @@ def prepare_command(odigos: OdigosConfig, *, provisioner_image: bool) -> list[st
     return ["kubectl", "taint", "nodes", "--selector", odigos.prepare_node_selector, taint, "--overwrite"]
 
 
-def prepare_job(odigos: OdigosConfig, *, image: str, provisioner_image: bool) -> dict[str, Any]:
+def prepare_job(odigos: OdigosConfig, *, image: pulumi.Input[str], provisioner_image: bool) -> dict[str, Any]:
     """The one-off Job, named after the integration hash so that a change runs a new one."""
     digest = integration_hash(odigos)
     labels = {**MANAGED_BY, "app.kubernetes.io/name": PREPARE}
@@ -231,8 +231,8 @@ class Odigos(pulumi.ComponentResource):
             rbac.append(resource_type(f"{name}-prepare-{kind.lower()}", **body,
                                       opts=pulumi.ResourceOptions(parent=self, depends_on=[self.release])))
         image = prepare_image if prepare_image is not None else odigos.prepare_image
-        job = pulumi.Output.from_input(image).apply(
-            lambda i: prepare_job(odigos, image=i, provisioner_image=prepare_image is not None))
+        # The image (an Output when built by the stack) stays a leaf: name and spec are known at preview.
+        job = prepare_job(odigos, image=image, provisioner_image=prepare_image is not None)
         self.prepare_job = k8s.batch.v1.Job(
             f"{name}-prepare-nodes",
             metadata=job["metadata"],

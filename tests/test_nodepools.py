@@ -195,9 +195,20 @@ def test_component_declares_each_pool_with_dependencies_and_a_long_delete_timeou
 
 def test_stack_nodepools_depend_on_controller_node_classes_and_aws_side():
     capture = render("dev")
-    needed = {capture.named("karpenter-controller").urn} | {r.urn for r in capture.resources if r.type in (
-        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "aws:iam/role:Role", "aws:eks/accessEntry:AccessEntry",
-        "aws:sqs/queue:Queue", "aws:eks/podIdentityAssociation:PodIdentityAssociation")}
+    (aws_side,) = capture.of_type("karpenter-platform:index:KarpenterAws")
+    by_urn = capture.by_urn()
+
+    def under_aws_side(resource):
+        while resource.parent:
+            if resource.parent == aws_side.urn:
+                return True
+            resource = by_urn[resource.parent]
+        return False
+
+    needed = {capture.named("karpenter-controller").urn} | {r.urn for r in capture.resources if (
+        r.type == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass" or (under_aws_side(r) and r.type in (
+            "aws:iam/role:Role", "aws:eks/accessEntry:AccessEntry", "aws:sqs/queue:Queue",
+            "aws:eks/podIdentityAssociation:PodIdentityAssociation")))}
     assert len(needed) >= 7  # controller, 2 node classes, 2 roles, access entry, queue
     for pool in capture.of_type("kubernetes:karpenter.sh/v1:NodePool"):
         assert needed <= set(pool.options["dependsOn"]), pool.name
