@@ -8,40 +8,19 @@ in bulk (as many as fit on a target at once), which yields the same plan as one-
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .. import labels as L
-from ..models import ALL_NAMESPACES
 from ..quantity import format_quantity
 from .daemons import overhead_for_node
 from .instance_selection import Template
 from .nodeclaim import WELL_KNOWN, ExistingTarget, NodeClaim, Proposal, hostname_requirement, merge_topology
+from .plan import PlannedNodeClaim, Results, build_results
 from .preferences import Signature, Variant, initial, relax
 from .requirements import Requirements
 from .resources import add
 from .taints import PREFER_NO_SCHEDULE, ports_conflict
-from .topology import AFFINITY, ANTI, SPREAD, NodeFilter, Topology
+from .topology import AFFINITY, ANTI, SPREAD, NodeFilter, Topology, domain_universe
 
 NO_NODEPOOLS = "no NodePool can launch nodes (none given, or their requirements filtered out every instance type)"
-
-
-@dataclass
-class PlannedNodeClaim:
-    nodepool: str
-    instance_type: object  # models.InstanceType
-    offering: object  # models.Offering
-    pods: list
-    requests: dict
-    options: list  # instance type names, cheapest first
-    labels: dict = field(default_factory=dict)
-
-
-@dataclass
-class Results:
-    nodeclaims: list = field(default_factory=list)
-    existing: list = field(default_factory=list)  # (node name, [pods])
-    errors: dict = field(default_factory=dict)  # pod -> reason
-    pods: list = field(default_factory=list)
 
 
 class Scheduler:
@@ -75,29 +54,8 @@ class Scheduler:
         self.shapes: dict = {}
 
     def _universe(self, key: str) -> dict:
-        """Every value the NodePools (with their instance types) allow for a label: its domains."""
         if key not in self._universe_cache:
-            domains: dict = {}
-            for np_, its in self.nodepools:
-                base = Requirements(np_.requirements.values())
-                base.add(*Requirements.from_labels(np_.labels).values())
-                values = set()
-                for it in its:
-                    it_req = it.requirements.raw(key)
-                    req = base.raw(key)
-                    if it_req is not None:
-                        merged = it_req if req is None else it_req.intersection(req)
-                        values |= merged.values if not merged.complement else set()
-                req = base.raw(key)
-                if req is not None and req.operator() == "In":
-                    values |= req.values
-                for value in values:
-                    taint_sets = domains.setdefault(value, [])
-                    if not np_.taints:
-                        taint_sets[:] = [()]
-                    elif not taint_sets or taint_sets[0]:
-                        taint_sets.append(np_.taints)
-            self._universe_cache[key] = domains
+            self._universe_cache[key] = domain_universe(self.nodepools, key)
         return self._universe_cache[key]
 
     def _setup_existing(self) -> None:
@@ -131,8 +89,9 @@ class Scheduler:
                     limits[k] -= node.capacity.get(k, 0)
                 if limits.get(L.NODES) is not None:
                     limits[L.NODES] -= 1000
+        nodes = {n.name: n for n in self.nodes}
         for pod in self.bound_pods:  # required anti-affinity of running pods blocks their domains
-            node = next(n for n in self.nodes if n.name == pod.node_name)
+            node = nodes[pod.node_name]
             for term in pod.spec.anti_affinity:
                 tg = self.topology.inverse_group(term, pod.spec)
                 if term.topology_key in node.labels:
@@ -359,49 +318,15 @@ class Scheduler:
                     i += n
                     progress = True
             runs = failed
-        return self._results(pods, errors)
-
-    def _results(self, pods, errors) -> Results:
-        results = Results(errors=errors, pods=list(pods))
-        for target in self.targets:
-            if isinstance(target, ExistingTarget):
-                if target.pods:
-                    results.existing.append((target.name, target.pods))
-                continue
-            tpl = target.template
-            reqs = target.requirements.without(L.HOSTNAME)
-            index, offering, names = tpl.launch(target.options, reqs)
-            it = tpl.types[index]
-            requests: dict = dict(tpl.daemon_overhead[index])
-            for pod in target.pods:
-                requests = add(requests, pod.spec.requests)
-            results.nodeclaims.append(PlannedNodeClaim(tpl.name, it, offering, target.pods, requests, names,
-                                                       node_labels(tpl, reqs, it, offering)))
-        return results
+        return build_results(self.targets, pods, errors)
 
 
 def _canonical(reqs: Requirements) -> tuple:
     return tuple((key, req._key()) for key, req in sorted(reqs._reqs.items(), key=lambda item: item[0]))
 
 
-def node_labels(tpl: Template, reqs: Requirements, it, offering) -> dict:
-    """The labels the node would carry: NodePool labels, single-valued requirements, its type's labels."""
-    labels = {}
-    for source in (it.requirements, reqs):
-        for key, req in source._reqs.items():
-            if not req.complement and len(req.values) == 1:
-                labels[key] = next(iter(req.values))
-    for key, req in reqs._reqs.items():  # custom labels get one concrete value (resolveCustomLabels)
-        if key not in L.WELL_KNOWN_LABELS and key not in labels and (value := req.any()):
-            labels[key] = value
-    labels.update({L.ZONE: offering.zone, L.CAPACITY_TYPE: offering.capacity_type, L.INSTANCE_TYPE: it.name})
-    labels.pop(L.REGISTERED, None)
-    labels.pop(L.INITIALIZED, None)
-    return labels
-
-
 def schedule(pods, nodepools, daemonsets=(), nodes=(), bound_pods=(), notes=()) -> Results:
     return Scheduler(nodepools, daemonsets, nodes, bound_pods, notes).solve(pods)
 
 
-__all__ = ["Scheduler", "Results", "PlannedNodeClaim", "schedule", "ALL_NAMESPACES"]
+__all__ = ["Scheduler", "Results", "PlannedNodeClaim", "schedule"]

@@ -224,3 +224,29 @@ class Topology:
             if not domains.complement:
                 for domain in domains.values:
                     tg.record(domain, n)
+
+
+def domain_universe(nodepools, key: str) -> dict:
+    """Every value the NodePools (with their instance types) allow for a label, with the taints of
+    the NodePools offering it (buildDomainGroups / TopologyDomainGroup)."""
+    domains: dict = {}
+    for nodepool, types in nodepools:
+        base = Requirements(nodepool.requirements.values())
+        base.add(*Requirements.from_labels(nodepool.labels).values())
+        pool_req = base.raw(key)
+        values = set()
+        for it in types:
+            type_req = it.requirements.raw(key)
+            if type_req is not None:
+                merged = type_req if pool_req is None else type_req.intersection(pool_req)
+                if not merged.complement:
+                    values |= merged.values
+        if pool_req is not None and pool_req.operator() == "In":
+            values |= pool_req.values
+        for value in values:
+            taint_sets = domains.setdefault(value, [])
+            if not nodepool.taints:
+                taint_sets[:] = [()]  # an untainted pool makes the domain reachable by every pod
+            elif not taint_sets or taint_sets[0]:
+                taint_sets.append(nodepool.taints)
+    return domains

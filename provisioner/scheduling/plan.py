@@ -1,0 +1,68 @@
+"""The outcome of a scheduling run: planned NodeClaims with their launch choice, pods on existing
+nodes, and the reasons of the pods that found no place."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import labels as L
+from .nodeclaim import ExistingTarget
+from .requirements import Requirements
+from .resources import add
+
+
+@dataclass
+class PlannedNodeClaim:
+    nodepool: str
+    instance_type: object  # models.InstanceType
+    offering: object  # models.Offering
+    pods: list
+    requests: dict
+    options: list  # instance type names, cheapest first
+    labels: dict = field(default_factory=dict)
+
+
+@dataclass
+class Results:
+    nodeclaims: list = field(default_factory=list)
+    existing: list = field(default_factory=list)  # (node name, [pods])
+    errors: dict = field(default_factory=dict)  # pod -> reason
+    pods: list = field(default_factory=list)
+
+
+def build_results(targets, pods, errors) -> Results:
+    results = Results(errors=errors, pods=list(pods))
+    for target in targets:
+        if isinstance(target, ExistingTarget):
+            if target.pods:
+                results.existing.append((target.name, target.pods))
+            continue
+        tpl = target.template
+        reqs = target.requirements.without(L.HOSTNAME)
+        index, offering, names = tpl.launch(target.options, reqs)
+        if index is None:  # defensive: options are always filtered to ones with an offering
+            for pod in target.pods:
+                errors[pod] = f'nodepool "{tpl.name}": no offering left in the allowed zones and capacity types'
+            continue
+        it = tpl.types[index]
+        requests: dict = dict(tpl.daemon_overhead[index])
+        for pod in target.pods:
+            requests = add(requests, pod.spec.requests)
+        results.nodeclaims.append(PlannedNodeClaim(tpl.name, it, offering, target.pods, requests, names,
+                                                   node_labels(reqs, it, offering)))
+    return results
+
+
+def node_labels(reqs: Requirements, it, offering) -> dict:
+    """The labels the node would carry: NodePool labels, single-valued requirements, its type's labels."""
+    labels = {}
+    for source in (it.requirements, reqs):
+        for key, req in source._reqs.items():
+            if not req.complement and len(req.values) == 1:
+                labels[key] = next(iter(req.values))
+    for key, req in reqs._reqs.items():  # custom labels get one concrete value (resolveCustomLabels)
+        if key not in L.WELL_KNOWN_LABELS and key not in labels and (value := req.any()):
+            labels[key] = value
+    labels.update({L.ZONE: offering.zone, L.CAPACITY_TYPE: offering.capacity_type, L.INSTANCE_TYPE: it.name})
+    labels.pop(L.REGISTERED, None)
+    labels.pop(L.INITIALIZED, None)
+    return labels
