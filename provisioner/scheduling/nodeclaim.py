@@ -14,10 +14,11 @@ WELL_KNOWN = L.WELL_KNOWN_LABELS
 
 
 class Proposal:
-    __slots__ = ("n", "permanent", "reason", "requirements", "options")
+    """n pods fit (n > 0) with these requirements and options; or a rejection, final or for now."""
+    __slots__ = ("n", "permanent", "requirements", "options")
 
-    def __init__(self, n, permanent=True, reason="", requirements=None, options=None):
-        self.n, self.permanent, self.reason = n, permanent, reason
+    def __init__(self, n, permanent=True, requirements=None, options=None):
+        self.n, self.permanent = n, permanent
         self.requirements, self.options = requirements, options
 
 
@@ -84,7 +85,7 @@ class NodeClaim:
         for u, r, m in zip(used, request, env_max):
             if u + r > m:
                 return REJECT_FINAL
-        reqs, topo_changed, why = merge_topology(topology, variant, reqs, WELL_KNOWN)
+        reqs, topo_changed, _ = merge_topology(topology, variant, reqs, WELL_KNOWN)
         if reqs is None:
             return REJECT_FINAL if variant.monotone else REJECT_FOR_NOW
         final = variant.monotone or not topo_changed
@@ -159,7 +160,7 @@ class ExistingTarget:
             self.merge_cache[variant.id] = entry
         if entry is _INCOMPATIBLE:
             return REJECT_FINAL
-        reqs, _, why = merge_topology(topology, variant, entry, frozenset())
+        reqs, _, _ = merge_topology(topology, variant, entry, frozenset())
         if reqs is None:
             return REJECT_FINAL if variant.monotone else REJECT_FOR_NOW
         n = 1
