@@ -15,6 +15,7 @@ from components.kubernetes import cluster_provider
 from components.nodeclasses import NodeClasses
 from components.nodepools import NodePools
 from components.odigos import Odigos
+from components.provisioner import Provisioner
 
 # Validates the stack file and every team file first: nothing is declared while any is wrong.
 config = load_from_pulumi(Path(__file__).resolve().parent)
@@ -37,11 +38,12 @@ node_classes = NodeClasses(
     depends_on=[karpenter.controller, aws_side], opts=k8s_opts,
 )
 node_pools = NodePools("node-pools", config, depends_on=[node_classes, karpenter.controller, aws_side], opts=k8s_opts)
+provisioner = Provisioner("provisioner", config, cluster, opts=k8s_opts) if config.settings.provisioner.enabled else None
 if config.settings.odigos.enabled:
-    # prepare_image: the provisioner's image_ref once the Provisioner component is composed here;
-    # until then the node-tainting Job runs odigos.prepareImage (kubectl).
+    # The node-tainting Job runs the provisioner image when it is built here, else odigos.prepareImage.
     odigos = Odigos("odigos", config, cluster_name=cluster.name, pool_names=sorted(node_pools.pools),
-                    karpenter_controller=karpenter.controller, prepare_image=None, opts=k8s_opts)
+                    karpenter_controller=karpenter.controller,
+                    prepare_image=provisioner.image_ref if provisioner is not None else None, opts=k8s_opts)
 
 pulumi.export("environment", config.environment)
 pulumi.export("clusterName", cluster.name)
@@ -53,3 +55,6 @@ pulumi.export("controllerRoleName", aws_side.controller_role_name)
 pulumi.export("interruptionQueueArn", aws_side.queue_arn)
 pulumi.export("nodePools", sorted(node_pools.pools))
 pulumi.export("nodeClasses", sorted(node_classes.classes))
+if provisioner is not None:
+    pulumi.export("provisionerImage", provisioner.image_ref)
+    pulumi.export("provisionerRepositoryUrl", provisioner.repository_url)
