@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from .config import TEAM_LABEL, PlatformConfig, Team
+from .config.teams import ALLOW_SPOT_ANNOTATION, LARGEST_POD_ANNOTATION
 from .config.nodepools import NodePool, Taint
 from .config.odigos import NEEDS_INIT_TAINT
 
@@ -60,9 +62,11 @@ def nodepool_manifest(team: Team, pool: NodePool, *, odigos_taint: bool = False)
         template_metadata["annotations"] = dict(pool.annotations)
     # The owner goes on the NodePool, not its nodes: Karpenter treats a change of the template's
     # labels, annotations, taints or startup taints as drift and replaces every node of the pool.
-    metadata_annotations = dict(DELETION_POLICY)
+    metadata_annotations = {**DELETION_POLICY, ALLOW_SPOT_ANNOTATION: "true" if team.allow_spot else "false"}
     if team.owner:
         metadata_annotations[OWNER_ANNOTATION] = team.owner
+    if pool.largest_pod:
+        metadata_annotations[LARGEST_POD_ANNOTATION] = json.dumps(dict(pool.largest_pod), sort_keys=True)
     spec: dict[str, Any] = {
         "template": {"metadata": template_metadata, "spec": template_spec},
         "disruption": pool.disruption.model_dump(by_alias=True, exclude_none=True),

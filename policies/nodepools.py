@@ -6,18 +6,18 @@ import json
 from decimal import Decimal
 from typing import Any, Iterable, Mapping
 
+# The program's own names for what it puts on NodePools (plain constants, no Pulumi import).
+from components.config.odigos import NEEDS_INIT_TAINT as ODIGOS_TAINT
+from components.config.odigos import TAINTING_MOUNT_METHODS
+from components.config.teams import ALLOW_SPOT_ANNOTATION, LARGEST_POD_ANNOTATION, TEAM_LABEL
+
 from . import catalog, levels
 from .helm import releases
 from .model import HELM_RELEASE, NODECLASS, NODEPOOL, UNKNOWN, Resource, Stack, Violation, contains_unknown
 from .registry import policy
 from .units import duration_seconds, quantity, show
 
-TEAM_LABEL = "karpenter-platform.io/team"
-LARGEST_POD_ANNOTATION = "karpenter-platform.io/largest-pod"
-ALLOW_SPOT_ANNOTATION = "karpenter-platform.io/allow-spot"
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
-ODIGOS_TAINT = "odigos.io/needs-init"
-TAINTING_MOUNT_METHODS = ("k8s-host-path", "k8s-csi-driver")
 NEVER_REMOVED_MOUNT_METHODS = ("k8s-init-container",)
 REPELLING_EFFECTS = ("NoSchedule", "NoExecute")
 

@@ -1,5 +1,7 @@
 """NodePools from team config: builder, presets, Odigos startup taint, ordering and deletion."""
 
+import json
+
 import pytest
 
 from components.config import ConfigError
@@ -39,6 +41,7 @@ def test_nodepool_carries_everything_the_team_wrote():
         "metadata": {"name": "web-api",
                      "labels": {"app.kubernetes.io/managed-by": "karpenter-platform", "karpenter-platform.io/team": "web"},
                      "annotations": {"pulumi.com/deletionPropagationPolicy": "foreground",
+                                     "karpenter-platform.io/allow-spot": "true",
                                      "karpenter-platform.io/owner": "#team-web"}},
         "spec": {
             "template": {
@@ -213,3 +216,19 @@ def test_stack_nodepools_depend_on_controller_node_classes_and_aws_side():
     for pool in capture.of_type("kubernetes:karpenter.sh/v1:NodePool"):
         assert needed <= set(pool.options["dependsOn"]), pool.name
         assert pool.options["customTimeouts"] == {"delete": "30m"}
+
+
+def test_nodepool_annotations_carry_team_spot_permission_and_largest_pod():
+    team = {"allowSpot": False, "nodePools": [{"name": "gpu", "limits": {"cpu": "8"},
+                                               "largestPod": {"cpu": "4", "memory": "16Gi"}}]}
+    config = platform_from(teams={"ml": team})
+    annotations = nodepool_manifest(config.teams[0], config.teams[0].node_pools[0])["metadata"]["annotations"]
+    assert annotations["karpenter-platform.io/allow-spot"] == "false"
+    assert json.loads(annotations["karpenter-platform.io/largest-pod"]) == {"cpu": "4", "memory": "16Gi"}
+
+
+def test_nodepool_without_largest_pod_has_no_largest_pod_annotation():
+    config = platform_from(teams={"web": {"nodePools": [{"name": "api", "limits": {"cpu": "8"}}]}})
+    annotations = nodepool_manifest(config.teams[0], config.teams[0].node_pools[0])["metadata"]["annotations"]
+    assert annotations["karpenter-platform.io/allow-spot"] == "true"
+    assert "karpenter-platform.io/largest-pod" not in annotations

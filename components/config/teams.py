@@ -11,6 +11,10 @@ from .kube import DnsLabel
 from .nodepools import NodePool
 
 TEAM_LABEL = "karpenter-platform.io/team"
+# Team facts put on each NodePool, so that the policy pack judges the declared object itself
+# (the same at `pulumi preview` and over the offline render).
+ALLOW_SPOT_ANNOTATION = "karpenter-platform.io/allow-spot"
+LARGEST_POD_ANNOTATION = "karpenter-platform.io/largest-pod"
 
 
 class EnvironmentOverride(Model):
