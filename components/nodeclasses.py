@@ -9,8 +9,8 @@ import pulumi_kubernetes as k8s
 
 from .config import PlatformConfig
 from .config.nodeclasses import NodeClass
+from .discovery import discovery_tags
 
-DISCOVERY_TAG = "karpenter.sh/discovery"
 NODE_CLASS_TAG = "karpenter-platform.io/node-class"
 FLOATING_AMI_ANNOTATION = "karpenter-platform.io/floating-ami"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "karpenter-platform"}
@@ -45,7 +45,7 @@ def nodeclass_manifest(
         ebs["iops"] = volume.iops
     if volume.throughput:
         ebs["throughput"] = volume.throughput
-    discovery = {DISCOVERY_TAG: cluster_name}
+    discovery = discovery_tags(cluster_name)
     spec: dict[str, Any] = {
         "role": role,
         "amiSelectorTerms": [{"alias": node_class.ami_alias}],
