@@ -1,7 +1,7 @@
 """CrossGuard entry point, run by `pulumi preview --policy-pack policies`.
 
 Only constructs the PolicyPack: constructing it starts the analyzer's gRPC server and blocks
-until the engine is done. The policies live in importable modules (policies.catalogue).
+until the engine is done. The policies live in importable modules (policies.pack).
 """
 
 import sys

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from .catalogue import ALL
+from .pack import ALL
 from .engine import Finding, evaluate, resolve, validate_config
 from .levels import MANDATORY
 from .model import Resource, Stack

@@ -26,7 +26,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import _DictProxy, _ListProxy, _is_unknown
 from pulumi_policy.secret import Secret
 
-from .catalogue import ALL
+from .pack import ALL
 from .engine import resolve, run_policy
 from .model import UNKNOWN, Resource, Stack
 from .registry import PolicySpec

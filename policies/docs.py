@@ -7,7 +7,7 @@ import json
 import sys
 
 from . import levels
-from .catalogue import ALL
+from .pack import ALL
 
 INTRO = """# Policy pack
 

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 import jsonschema
 
 from . import levels as level_table
-from .catalogue import ALL
+from .pack import ALL
 from .model import Stack
 from .registry import PolicySpec
 

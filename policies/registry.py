@@ -3,7 +3,7 @@
     @policy("nodepool-expire-after-set", "why...", schema={...}, defaults=lambda env: {...})
     def expire_after_set(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]: ...
 
-The decorator only records the policy; `policies.catalogue.ALL` imports every module and lists
+The decorator only records the policy; `policies.pack.ALL` imports every module and lists
 them in a stable order. Levels per environment live in `policies.levels`.
 """
 

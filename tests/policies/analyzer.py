@@ -18,7 +18,7 @@ from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOp
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from policies.catalogue import BY_NAME
+from policies.pack import BY_NAME
 from policies.crossguard import build_policy
 
 UNKNOWN = UNKNOWN_STRING_VALUE  # what the engine sends for a value not known during preview
@@ -77,7 +77,7 @@ def from_render(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 def run_all(resources: list[dict[str, Any]], environment: str | None) -> set[tuple[str, str | None, str]]:
     """(policy, urn, message) of every policy of the pack, through the CrossGuard adapter."""
-    from policies.catalogue import ALL
+    from policies.pack import ALL
 
     found: set[tuple[str, str | None, str]] = set()
     args = to_args(resources)

@@ -1,7 +1,7 @@
 """docs/policies.md is generated from the pack and must be current."""
 
 from policies import docs
-from policies.catalogue import ALL
+from policies.pack import ALL
 from tests.harness import PROJECT_DIR
 
 

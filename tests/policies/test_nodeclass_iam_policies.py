@@ -83,7 +83,7 @@ def test_ami_selected_by_tags_fail():
 def test_ami_pinned_is_disabled_in_dev_only():
     from pulumi_policy import EnforcementLevel
 
-    from policies.catalogue import BY_NAME
+    from policies.pack import BY_NAME
     from policies.crossguard import build_policy
 
     levels = {env: build_policy(BY_NAME["nodeclass-ami-pinned"], env).enforcement_level for env in ("dev", "staging", "prod")}

@@ -14,7 +14,7 @@ from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
 
 from policies import levels
-from policies.catalogue import ALL, BY_NAME
+from policies.pack import ALL, BY_NAME
 from policies.crossguard import build_policies, environment_from_env
 from policies.engine import resolve, validate_config
 from tests.harness import PROJECT_DIR

@@ -54,7 +54,7 @@ def _annotated(name: str) -> Stack:
 
 @pytest.mark.parametrize("name", STACKS)
 def test_shipped_team_facts_pass_spot_and_largest_pod_policies(name):
-    from policies.catalogue import BY_NAME
+    from policies.pack import BY_NAME
 
     stack = _annotated(name)
     annotated = [r for r in stack.resources if r.prop("metadata", "annotations", "karpenter-platform.io/largest-pod")]
@@ -66,7 +66,7 @@ def test_shipped_team_facts_pass_spot_and_largest_pod_policies(name):
 def test_shipped_ml_team_spot_would_be_refused():
     import dataclasses
 
-    from policies.catalogue import BY_NAME
+    from policies.pack import BY_NAME
 
     stack = _annotated("prod")
     resources = []
