@@ -24,8 +24,6 @@ from .teams import Team
 
 NAMESPACE = f"{PROJECT}:"
 SECRET_KEYS = {f"{NAMESPACE}odigosOnPremToken"}
-# Keys of the namespace that are read outside StackSettings (secrets never enter the model).
-_SIDE_KEYS = SECRET_KEYS
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -130,7 +128,7 @@ def raw_from_runtime(project_dir: Path, stack: str) -> RawStack:
 def _settings(raw: RawStack, issues: list[ConfigIssue]) -> StackSettings | None:
     document: dict[str, Any] = {}
     for key, value in raw.values.items():
-        if not key.startswith(NAMESPACE) or key in _SIDE_KEYS:
+        if not key.startswith(NAMESPACE) or key in SECRET_KEYS:  # read outside StackSettings: secrets never enter the model
             continue
         document[key.removeprefix(NAMESPACE)] = value
     file_of = {key.removeprefix(NAMESPACE): source for key, source in raw.sources.items()}
