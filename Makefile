@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STACK  ?= dev
 STAMP  := $(VENV)/.installed
 
-.PHONY: install render test simulate bench docs preview up destroy clean
+.PHONY: install render test simulate bench docs preview up destroy clean pr-report
 
 # Re-install only when the pinned dependency lists change.
 $(STAMP): requirements.txt provisioner/pyproject.toml
@@ -29,6 +29,14 @@ simulate: render
 
 bench: $(STAMP)
 	$(PY) -m provisioner.bench
+
+# Pull-request report: the stack at BASE (a temporary git worktree) against the working tree, as
+# Markdown: resource changes, drift (node counts with SNAPSHOT=), plan price of WORKLOADS=, policy
+# findings. FAIL_ON=drift,policy makes it a CI gate (exit 1). See docs/pull-request-report.md.
+pr-report: $(STAMP)
+	$(if $(BASE),,$(error BASE is required, e.g. make pr-report STACK=dev BASE=origin/main))
+	$(PY) -m offline.pr_report $(STACK) --base $(BASE) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
+		$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(FAIL_ON),--fail-on $(FAIL_ON))
 
 # The configuration reference is generated from the config models' docstrings.
 docs: $(STAMP)

@@ -1,0 +1,126 @@
+"""`make pr-report` / `python -m offline.pr_report`: a git copy of the repository with one commit
+that adds a taint, rendered at the base and now (one render pair for the whole module)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from offline import pr_report
+from provisioner.disruption.drift import drift
+
+PROJECT = Path(__file__).resolve().parents[1]
+GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com"]
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    clone = tmp_path_factory.mktemp("pr") / "repo"
+    subprocess.run(["git", "clone", "--quiet", str(PROJECT), str(clone)], check=True)
+    team = clone / "stacks" / "teams" / "web.yaml"
+    text = team.read_text()
+    assert "      workload: api\n" in text
+    team.write_text(text.replace("      workload: api\n",
+                                 "      workload: api\n    taints:\n      - {key: dedicated, value: api, effect: NoSchedule}\n", 1))
+    subprocess.run([*GIT, "-C", str(clone), "commit", "--quiet", "-am", "web api: dedicated taint"], check=True)
+    return clone
+
+
+@pytest.fixture(scope="module")
+def built(repo, tmp_path_factory):
+    snapshot = tmp_path_factory.mktemp("snap") / "nodes.yaml"
+    nodes = [{"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": f"ip-10-0-0-{i}", "labels": {"karpenter.sh/nodepool": pool}}}
+             for i, pool in enumerate(["web-api", "web-api", "web-frontend"])]
+    snapshot.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    return pr_report.build_report(repo, "dev", "HEAD~1", "examples/workloads", [str(snapshot)])
+
+
+def test_report_shows_the_changed_nodepool_and_its_drift_with_node_counts(built):
+    """The taint is in the NodePool template hash (karpenter pkg/apis/v1/nodepool.go Hash()), so
+    both web-api nodes of the snapshot are replaced; nothing else changes."""
+    text, report, _ = built
+    assert "| `kubernetes:karpenter.sh/v1:NodePool` | 0 | 1 | 0 |" in text
+    assert "changed `kubernetes:karpenter.sh/v1:NodePool`: `nodepool-web-api`" in text
+    assert "| `web-api` | 2 | hash `spec.template.spec.taints` |" in text
+    assert [p.name for p in report.nodepools if p.drift] == ["web-api"]
+    assert "**1** resource change(s) · **1** NodePool(s) drift (2 node(s) replaced)" in text
+
+
+def test_report_prices_the_workloads_before_and_after(built):
+    """The api pods do not tolerate the new taint: the plan after leaves more pods unschedulable."""
+    text, _, _ = built
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:4]]
+            for line in text.splitlines() if line.startswith("| unschedulable pods") or line.startswith("| price")}
+    before, after = (int(v) for v in rows["unschedulable pods"])
+    assert after > before
+    assert all(v.startswith("$") and v.endswith("/h") for v in rows["price"])
+
+
+def test_report_has_no_policy_changes_for_a_taint(built):
+    text, _, findings = built
+    assert "No new or fixed findings." in text
+    assert not any(f["level"] == "mandatory" for f in findings)
+
+
+def test_gate_fails_on_drift_only_when_asked(built):
+    _, report, findings = built
+    assert pr_report.gate(["drift"], report, findings) is True
+    assert pr_report.gate(["policy"], report, findings) is False
+    assert pr_report.gate([], report, findings) is False
+
+
+def test_gate_fails_on_a_mandatory_finding():
+    quiet = drift([], [])
+    assert pr_report.gate(["policy"], quiet, [{"level": "mandatory", "policy": "p"}]) is True
+    assert pr_report.gate(["policy"], quiet, [{"level": "advisory", "policy": "p"}]) is False
+
+
+def test_the_temporary_worktree_is_removed(repo, built):
+    listed = subprocess.run(["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True).stdout
+    assert len(listed.strip().splitlines()) == 1
+
+
+def test_unknown_base_exits_2_with_one_line(repo, capsys):
+    assert pr_report.main(["dev", "--base", "no-such-ref", "--project-dir", str(repo)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --base no-such-ref: not a commit") and err.count("\n") == 1
+
+
+def test_bad_fail_on_is_a_usage_error(repo):
+    with pytest.raises(SystemExit) as exit_:
+        pr_report.main(["dev", "--base", "HEAD", "--fail-on", "cost", "--project-dir", str(repo)])
+    assert exit_.value.code == 2
+
+
+def test_resource_diff_groups_by_type():
+    before = [{"type": "t:a", "name": "x", "inputs": {"v": 1}}, {"type": "t:a", "name": "gone", "inputs": {}},
+              {"type": "t:b", "name": "same", "inputs": {"v": 1}}]
+    after = [{"type": "t:a", "name": "x", "inputs": {"v": 2}}, {"type": "t:c", "name": "new", "inputs": {}},
+             {"type": "t:b", "name": "same", "inputs": {"v": 1}}]
+    changes = pr_report.diff_resources(before, after)
+    assert (dict(changes.added), dict(changes.changed), dict(changes.removed)) == (
+        {"t:c": ["new"]}, {"t:a": ["x"]}, {"t:a": ["gone"]})
+    assert changes.total() == 3
+
+
+def test_findings_diff_reports_new_and_fixed():
+    old = [{"policy": "a", "resource": "r", "message": "m", "level": "advisory"}]
+    new = [{"policy": "b", "resource": "r", "message": "m", "level": "mandatory"}]
+    assert pr_report.diff_findings(old, new) == (new, old)
+
+
+def test_makefile_target_passes_the_options():
+    dry = subprocess.run(["make", "-n", "pr-report", "STACK=prod", "BASE=origin/main",
+                          "SNAPSHOT=nodes.yaml", "WORKLOADS=w/", "FAIL_ON=drift,policy"],
+                         cwd=PROJECT, capture_output=True, text=True)
+    if dry.returncode != 0 and shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    command = dry.stdout.replace("\\\n", " ")
+    assert "-m offline.pr_report prod --base origin/main --snapshot nodes.yaml" in command
+    assert "--workloads w/" in command and "--fail-on drift,policy" in command
