@@ -27,8 +27,8 @@ def test_a_stack_against_itself_does_not_drift(stack):
 
 
 def test_dev_change_replaces_the_nodes_the_readme_shows():
-    """The README's example: batch-jobs narrowed to spot (requirement drift, drift.go, per node
-    labels: the two on-demand nodes), the gpu node class's root volume grown (ec2nodeclass.go
+    """The README's example: batch-jobs narrowed to on-demand (requirement drift, drift.go, per
+    node labels: only the spot node), the gpu node class's root volume grown (ec2nodeclass.go
     Hash(): blockDeviceMappings, so the ml-training-gpu node), web-frontend's limits raised
     (outside the template: no drift). The managed node group's node is not Karpenter's."""
     before = karpenter_objects("dev")
@@ -38,7 +38,7 @@ def test_dev_change_replaces_the_nodes_the_readme_shows():
         if name == "batch-jobs":
             for requirement in obj["spec"]["template"]["spec"]["requirements"]:
                 if requirement["key"] == "karpenter.sh/capacity-type":
-                    requirement["values"] = ["spot"]
+                    requirement["values"] = ["on-demand"]
         elif name == "gpu" and obj["kind"] == "EC2NodeClass":
             obj["spec"]["blockDeviceMappings"][0]["ebs"]["volumeSize"] = "300Gi"
         elif name == "web-frontend":
@@ -46,6 +46,6 @@ def test_dev_change_replaces_the_nodes_the_readme_shows():
     snapshot, origins = read_paths([str(SNAPSHOT)])
     report = drift(before, after, snapshot, snapshot_origins=origins)
     assert {p.name: (p.drift, p.nodes) for p in report.nodepools} == {
-        "batch-jobs": (True, 2), "ml-training-gpu": (True, 1), "web-api": (False, 0), "web-frontend": (False, 0)}
-    assert report.replaced["batch-jobs"] == ["ip-10-0-2-32.ec2.internal", "ip-10-0-3-33.ec2.internal"]
-    assert report.to_dict()["summary"] == {"nodepools_drifted": 2, "nodes_replaced": 3}
+        "batch-jobs": (True, 1), "ml-training-gpu": (True, 1), "web-api": (False, 0), "web-frontend": (False, 0)}
+    assert report.replaced["batch-jobs"] == ["ip-10-0-1-31.ec2.internal"]
+    assert report.to_dict()["summary"] == {"nodepools_drifted": 2, "nodes_replaced": 2}
