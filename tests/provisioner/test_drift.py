@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from provisioner.cli import main
-from provisioner.disruption.drift import Requirement, drift, labels_compatible, requirement_set, requirements_admit_all
+from provisioner.disruption.drift import drift
+from provisioner.disruption.node_requirements import Requirement, labels_compatible, requirement_set, requirements_admit_all
 from provisioner.errors import InputError
 
 

@@ -1,0 +1,367 @@
+"""Drift's inputs: NodePools and EC2NodeClasses as the views their static hashes count, and the
+nodes of a snapshot. Pure (objects in, dataclasses out); bad input raises InputError with the key path.
+
+Hash views follow kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go `NodePool.Hash()` (spec.template,
+requirements `hash:"ignore"`) and aws/karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go
+`EC2NodeClass.Hash()` (spec minus the `hash:"ignore"` fields, plus the resolved AMI family), with
+hashstructure's SlicesAsSets / IgnoreZeroValue / ZeroNil read as: lists are sets, unset and
+non-pointer zero fields are absent. CRD defaults are applied first, as the API server stores them.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..errors import InputError
+from ..labels import NORMALIZED_LABELS
+from .node_requirements import requirement_set
+
+NODEPOOL_API = "karpenter.sh/v1"
+NODECLASS_API = "karpenter.k8s.aws/v1"
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+# NodePool CRD default (karpenter.sh_nodepools.yaml): the API server stores it when omitted.
+DEFAULT_EXPIRE_AFTER = "720h"
+# EC2NodeClass CRD defaults (karpenter.k8s.aws_ec2nodeclasses.yaml) for metadataOptions.
+DEFAULT_METADATA_OPTIONS = {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled",
+                            "httpPutResponseHopLimit": 1, "httpTokens": "required"}
+# EC2NodeClassSpec fields tagged hash:"ignore" (they drift dynamically, from status, or not at all).
+NODECLASS_HASH_IGNORED = frozenset({"subnetSelectorTerms", "securityGroupSelectorTerms",
+                                    "capacityReservationSelectorTerms", "amiSelectorTerms", "amiFamily",
+                                    "ipPrefixCount"})
+# Free-form maps: their keys are data, not fields (a path stops at the map).
+FREE_FORM_MAPS = frozenset({"labels", "annotations", "tags", "systemReserved", "kubeReserved", "evictionHard",
+                            "evictionSoft", "evictionSoftGracePeriod"})
+# Go non-pointer fields of the hashed structs: their zero value is skipped (IgnoreZeroValue), so
+# writing it equals omitting it. Pointer fields (e.g. detailedMonitoring: false) do count.
+NON_POINTER_FIELDS = frozenset({"key", "value", "effect", "group", "kind", "name", "role", "rootVolume",
+                                "networkCardIndex", "deviceIndex", "interfaceType"})
+DURATION_FIELDS = frozenset({"expireAfter", "terminationGracePeriod"})
+AMI_FAMILIES = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket", "windows2019": "Windows2019",
+                "windows2022": "Windows2022", "windows2025": "Windows2025"}
+OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
+
+
+@dataclass
+class NodePool:
+    name: str
+    hashed: dict             # the hash-counted view of spec.template, canonical
+    requirements: dict       # key -> Requirement
+    raw_requirements: list   # canonical, for "did they change at all"
+    template_labels: dict
+    nodeclass: str | None
+    annotations: dict
+
+
+@dataclass
+class NodeClass:
+    name: str
+    hashed: dict
+    terms: dict              # field -> canonical list of selector terms
+    annotations: dict
+
+
+@dataclass
+class Machine:
+    """One node as drift sees it: a NodeClaim and/or its Node."""
+    name: str
+    pool: str
+    nodeclass: str | None
+    labels: dict
+    claim_annotations: dict | None  # None when only the Node is known
+
+
+def _where(origins, index) -> str | None:
+    return origins[index] if origins and index < len(origins) else None
+
+
+def _mapping(value: Any, path: str, where: str | None, obj: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"expected a mapping, got {type(value).__name__}", origin=where, obj=obj, path=path)
+    return dict(value)
+
+
+def _string_map(value: Any, path: str, where: str | None, obj: str) -> dict:
+    result = _mapping(value, path, where, obj)
+    for key, item in result.items():
+        if not isinstance(key, str) or not isinstance(item, (str, int, float, bool)) or item is None:
+            raise InputError("expected string keys and values", origin=where, obj=obj, path=f"{path}.{key}")
+    return {k: str(v) for k, v in result.items()}
+
+
+def parse_duration(text: Any, path: str, where: str | None, obj: str) -> float | None:
+    """Seconds of a Go duration ("1h30m"); None for "Never" (a nil duration, which the hash skips)."""
+    if text == "Never":
+        return None
+    if not isinstance(text, str) or not re.fullmatch(r"(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+", text):
+        raise InputError(f"{text!r} is not a duration (e.g. 720h, 90m or Never)", origin=where, obj=obj, path=path)
+    return sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION.findall(text))
+
+
+def canonical(value: Any, name: str = "", free_form: bool = False) -> Any:
+    """The hash-relevant form: nulls and empty collections dropped, non-pointer zero fields dropped,
+    lists as sets (SlicesAsSets), durations as seconds."""
+    if isinstance(value, Mapping):
+        result = {}
+        for key, item in value.items():
+            if not free_form:
+                if item is None or (key in NON_POINTER_FIELDS and item in ("", 0, False)):
+                    continue
+                if key in DURATION_FIELDS:
+                    item = _seconds_or_raw(item)
+            elif name == "evictionSoftGracePeriod":
+                item = _seconds_or_raw(item)
+            item = canonical(item, str(key), free_form=not free_form and key in FREE_FORM_MAPS)
+            if item in ({}, [], None):
+                continue
+            result[key] = item
+        return result
+    if isinstance(value, list):
+        items = {json.dumps(canonical(v, name), sort_keys=True): canonical(v, name) for v in value if v is not None}
+        return [items[k] for k in sorted(items)]
+    return value
+
+
+def _seconds_or_raw(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return parse_duration(value, "", None, "")
+        except InputError:
+            return value
+    return value
+
+
+def diff_paths(before: Any, after: Any, prefix: str, free_form: bool = False) -> list[str]:
+    """Dotted paths where two canonical views differ; a path stops at lists and free-form maps."""
+    if before == after:
+        return []
+    if isinstance(before, dict) and isinstance(after, dict) and not free_form:
+        paths = []
+        for key in sorted(set(before) | set(after)):
+            if before.get(key) != after.get(key):
+                sub = f"{prefix}.{key}" if prefix else key
+                if isinstance(before.get(key), dict) and isinstance(after.get(key), dict) and key not in FREE_FORM_MAPS:
+                    paths.extend(diff_paths(before[key], after[key], sub))
+                else:
+                    paths.append(sub)
+        return paths
+    return [prefix]
+
+
+def _requirements(raw: Any, where, obj) -> tuple[list, list]:
+    path = "spec.template.spec.requirements"
+    if raw is None:
+        raw = []
+    if not isinstance(raw, list):
+        raise InputError("expected a list", origin=where, obj=obj, path=path)
+    parsed, canon = [], []
+    for i, item in enumerate(raw):
+        here = f"{path}[{i}]"
+        if not isinstance(item, Mapping):
+            raise InputError("expected a mapping", origin=where, obj=obj, path=here)
+        key, operator, values = item.get("key"), item.get("operator"), item.get("values") or []
+        if not isinstance(key, str) or not key:
+            raise InputError("missing or not a string", origin=where, obj=obj, path=f"{here}.key")
+        if operator not in OPERATORS:
+            raise InputError(f"{operator!r} is not an operator; use one of {', '.join(OPERATORS)}",
+                             origin=where, obj=obj, path=f"{here}.operator")
+        if not isinstance(values, list) or not all(isinstance(v, (str, int)) for v in values):
+            raise InputError("expected a list of strings", origin=where, obj=obj, path=f"{here}.values")
+        values = [str(v) for v in values]
+        if operator in ("Gt", "Lt", "Gte", "Lte") and (len(values) != 1 or not re.fullmatch(r"\d+", values[0])):
+            raise InputError(f"{operator} takes a single non-negative integer value", origin=where, obj=obj,
+                             path=f"{here}.values")
+        parsed.append((key, operator, values))
+        canon.append({"key": NORMALIZED_LABELS.get(key, key), "operator": operator, "values": sorted(set(values))})
+    return parsed, canonical(canon)
+
+
+def read_nodepool(obj: Mapping, where: str | None) -> NodePool:
+    meta = _mapping(obj.get("metadata"), "metadata", where, "NodePool")
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise InputError("missing", origin=where, obj="NodePool", path="metadata.name")
+    label = f'NodePool "{name}"'
+    spec = _mapping(obj.get("spec"), "spec", where, label)
+    template = _mapping(spec.get("template"), "spec.template", where, label)
+    tmeta = _mapping(template.get("metadata"), "spec.template.metadata", where, label)
+    tspec = _mapping(template.get("spec"), "spec.template.spec", where, label)
+    labels = _string_map(tmeta.get("labels"), "spec.template.metadata.labels", where, label)
+    annotations = _string_map(tmeta.get("annotations"), "spec.template.metadata.annotations", where, label)
+    for key in ("taints", "startupTaints"):
+        if tspec.get(key) is not None and not isinstance(tspec[key], list):
+            raise InputError("expected a list", origin=where, obj=label, path=f"spec.template.spec.{key}")
+    ref = _mapping(tspec.get("nodeClassRef"), "spec.template.spec.nodeClassRef", where, label)
+    expire = DEFAULT_EXPIRE_AFTER if tspec.get("expireAfter") is None else tspec["expireAfter"]
+    hashed_spec = {
+        "taints": tspec.get("taints"),
+        "startupTaints": tspec.get("startupTaints"),
+        "nodeClassRef": ref,
+        "expireAfter": parse_duration(expire, "spec.template.spec.expireAfter", where, label),
+    }
+    if tspec.get("terminationGracePeriod") is not None:
+        hashed_spec["terminationGracePeriod"] = parse_duration(
+            tspec["terminationGracePeriod"], "spec.template.spec.terminationGracePeriod", where, label)
+    hashed = {"metadata": {"labels": labels, "annotations": annotations}, "spec": hashed_spec}
+    parsed, canon = _requirements(tspec.get("requirements"), where, label)
+    nodeclass = ref.get("name") if isinstance(ref.get("name"), str) else None
+    return NodePool(name, canonical_template(hashed), requirement_set(parsed), canon, labels, nodeclass,
+                    _string_map(meta.get("annotations"), "metadata.annotations", where, label))
+
+
+def canonical_template(hashed: dict) -> dict:
+    meta = {k: v for k, v in hashed["metadata"].items() if v}
+    spec = {}
+    for key, value in hashed["spec"].items():
+        if key in DURATION_FIELDS:
+            if value is not None:
+                spec[key] = value
+            continue
+        value = canonical(value, key)
+        if value not in (None, {}, []):
+            spec[key] = value
+    return {"metadata": meta, "spec": spec}
+
+
+def resolved_ami_family(spec: Mapping) -> str | None:
+    """EC2NodeClass.AMIFamily(): spec.amiFamily, else the alias' family (hashed instead of the field)."""
+    if isinstance(spec.get("amiFamily"), str):
+        return spec["amiFamily"]
+    for term in spec.get("amiSelectorTerms") or []:
+        if isinstance(term, Mapping) and isinstance(term.get("alias"), str):
+            return AMI_FAMILIES.get(term["alias"].split("@")[0].lower(), term["alias"].split("@")[0])
+    return "Custom"
+
+
+def read_nodeclass(obj: Mapping, where: str | None) -> NodeClass:
+    meta = _mapping(obj.get("metadata"), "metadata", where, "EC2NodeClass")
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise InputError("missing", origin=where, obj="EC2NodeClass", path="metadata.name")
+    label = f'EC2NodeClass "{name}"'
+    spec = _mapping(obj.get("spec"), "spec", where, label)
+    for key in ("tags", "kubelet", "metadataOptions", "placementGroupSelector", "cpuOptions", "connectionTracking"):
+        _mapping(spec.get(key), f"spec.{key}", where, label)
+    for key in NODECLASS_HASH_IGNORED | {"blockDeviceMappings", "networkInterfaces"}:
+        if key not in ("amiFamily", "ipPrefixCount") and spec.get(key) is not None and not isinstance(spec[key], list):
+            raise InputError("expected a list", origin=where, obj=label, path=f"spec.{key}")
+    hashed = {k: v for k, v in spec.items() if k not in NODECLASS_HASH_IGNORED}
+    hashed["metadataOptions"] = {**DEFAULT_METADATA_OPTIONS, **(spec.get("metadataOptions") or {})}
+    hashed["amiFamily"] = resolved_ami_family(spec)  # in the hash as the resolved family, not the field
+    terms = {k: canonical(spec.get(k) or [], k) for k in ("amiSelectorTerms", "subnetSelectorTerms",
+                                                          "securityGroupSelectorTerms",
+                                                          "capacityReservationSelectorTerms")}
+    return NodeClass(name, canonical(hashed), terms,
+                     _string_map(meta.get("annotations"), "metadata.annotations", where, label))
+
+
+def read_manifests(objects: Sequence[Any], origins: Sequence[str] | None = None
+                   ) -> tuple[dict[str, NodePool], dict[str, NodeClass]]:
+    """NodePools and EC2NodeClasses by name; other kinds (and kind-less documents) are ignored."""
+    pools: dict[str, NodePool] = {}
+    classes: dict[str, NodeClass] = {}
+    for obj, where in _expand(objects, origins):
+        kind = obj.get("kind")
+        if kind == "NodePool":
+            _api(obj, NODEPOOL_API, where)
+            pool = read_nodepool(obj, where)
+            if pool.name in pools:
+                raise InputError("defined twice", origin=where, obj=f'NodePool "{pool.name}"')
+            pools[pool.name] = pool
+        elif kind == "EC2NodeClass":
+            _api(obj, NODECLASS_API, where)
+            nodeclass = read_nodeclass(obj, where)
+            if nodeclass.name in classes:
+                raise InputError("defined twice", origin=where, obj=f'EC2NodeClass "{nodeclass.name}"')
+            classes[nodeclass.name] = nodeclass
+    return pools, classes
+
+
+def _api(obj: Mapping, expected: str, where) -> None:
+    if obj.get("apiVersion") != expected:
+        raise InputError(f"apiVersion {obj.get('apiVersion')!r} is not supported; expected {expected}",
+                         origin=where, obj=f"{obj.get('kind')} \"{(obj.get('metadata') or {}).get('name', '?')}\"")
+
+
+def _expand(objects: Sequence[Any], origins: Sequence[str] | None):
+    """(object, origin) pairs, `kind: List` expanded, empty documents skipped."""
+    for index, obj in enumerate(objects):
+        where = _where(origins, index)
+        if obj is None:
+            continue
+        if not isinstance(obj, Mapping):
+            raise InputError(f"expected a Kubernetes object (a mapping), got {type(obj).__name__}", origin=where)
+        if str(obj.get("kind", "")).endswith("List") and isinstance(obj.get("items"), list):
+            for item in obj.get("items") or []:
+                if not isinstance(item, Mapping):
+                    raise InputError("expected a Kubernetes object in items", origin=where)
+                yield item, where
+        else:
+            yield obj, where
+
+
+def read_snapshot(objects: Sequence[Any], origins: Sequence[str] | None,
+                  pools_before: Mapping[str, NodePool]) -> list[Machine]:
+    """Karpenter nodes from Nodes and NodeClaims (`kubectl get -o yaml`); a NodeClaim and its Node
+    (status.nodeName or providerID) are one machine. Deleting and not-launched NodeClaims are left
+    out: drift.go clears Drifted on NodeClaims that are not Launched, and a deleting node is
+    already being replaced."""
+    nodes, claims = [], []
+    for obj, where in _expand(objects, origins):
+        kind = obj.get("kind")
+        if kind not in ("Node", "NodeClaim"):
+            continue
+        meta = _mapping(obj.get("metadata"), "metadata", where, kind)
+        name = meta.get("name")
+        if not isinstance(name, str) or not name:
+            raise InputError("missing", origin=where, obj=kind, path="metadata.name")
+        label = f'{kind} "{name}"'
+        labels = _string_map(meta.get("labels"), "metadata.labels", where, label)
+        annotations = _string_map(meta.get("annotations"), "metadata.annotations", where, label)
+        spec = _mapping(obj.get("spec"), "spec", where, label)
+        status = _mapping(obj.get("status"), "status", where, label)
+        deleting = bool(meta.get("deletionTimestamp"))
+        if kind == "Node":
+            nodes.append({"name": name, "labels": labels, "provider": spec.get("providerID"), "deleting": deleting})
+        else:
+            conditions = status.get("conditions") or []
+            if not isinstance(conditions, list):
+                raise InputError("expected a list", origin=where, obj=label, path="status.conditions")
+            launched = [c for c in conditions if isinstance(c, Mapping) and c.get("type") == "Launched"]
+            is_launched = (str(launched[0].get("status")) == "True") if launched else bool(status.get("providerID"))
+            ref = _mapping(spec.get("nodeClassRef"), "spec.nodeClassRef", where, label)
+            claims.append({"name": name, "labels": labels, "annotations": annotations, "deleting": deleting,
+                           "launched": is_launched, "node": status.get("nodeName"),
+                           "provider": status.get("providerID"), "nodeclass": ref.get("name")})
+    machines: list[Machine] = []
+    claimed_nodes = set()
+    by_provider = {n["provider"]: n for n in nodes if n["provider"]}
+    by_name = {n["name"]: n for n in nodes}
+    for claim in claims:
+        node = by_name.get(claim["node"]) or by_provider.get(claim["provider"])
+        if node is not None:
+            claimed_nodes.add(node["name"])
+        if claim["deleting"] or (node is not None and node["deleting"]) or not claim["launched"]:
+            continue
+        pool = claim["labels"].get(NODEPOOL_LABEL) or (node or {}).get("labels", {}).get(NODEPOOL_LABEL)
+        if not pool:
+            continue
+        machines.append(Machine(node["name"] if node else claim["name"], pool, claim["nodeclass"] or _pool_class(
+            pools_before, pool), claim["labels"], claim["annotations"]))
+    for node in nodes:
+        if node["name"] in claimed_nodes or node["deleting"]:
+            continue
+        pool = node["labels"].get(NODEPOOL_LABEL)
+        if pool:
+            machines.append(Machine(node["name"], pool, _pool_class(pools_before, pool), node["labels"], None))
+    return sorted(machines, key=lambda m: m.name)
+
+
+def _pool_class(pools: Mapping[str, NodePool], pool: str) -> str | None:
+    return pools[pool].nodeclass if pool in pools else None
+
