@@ -231,6 +231,11 @@ def build_report(project: Path, stack: str, base: str, workloads: str, snapshot:
     except ReportError:
         raise ReportError(f"--base {base}: not a commit in {project}") from None
     workload_path = str((project / workloads) if not Path(workloads).is_absolute() else Path(workloads))
+    try:  # read the inputs first: a wrong path fails before two renders
+        loads, load_origins = read_paths([workload_path])
+        snap = read_paths(snapshot) if snapshot else (None, None)
+    except InputError as err:
+        raise ReportError(str(err)) from None
     with tempfile.TemporaryDirectory(prefix="pr-report-") as tmp:
         tmp_dir = Path(tmp)
         tree = tmp_dir / "base"
@@ -247,8 +252,6 @@ def build_report(project: Path, stack: str, base: str, workloads: str, snapshot:
         try:
             before, before_origins = read_paths([str(tmp_dir / "before" / "manifests")])
             after, after_origins = read_paths([str(tmp_dir / "after" / "manifests")])
-            loads, load_origins = read_paths([workload_path])
-            snap = read_paths(snapshot) if snapshot else (None, None)
             report = drift(before, after, snap[0], before_origins=before_origins, after_origins=after_origins,
                            snapshot_origins=snap[1])
         except InputError as err:

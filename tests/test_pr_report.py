@@ -124,3 +124,8 @@ def test_makefile_target_passes_the_options():
     command = dry.stdout.replace("\\\n", " ")
     assert "-m offline.pr_report prod --base origin/main --snapshot nodes.yaml" in command
     assert "--workloads w/" in command and "--fail-on drift,policy" in command
+
+
+def test_missing_snapshot_fails_before_rendering(repo, capsys):
+    assert pr_report.main(["dev", "--base", "HEAD~1", "--snapshot", "no-such.yaml", "--project-dir", str(repo)]) == 2
+    assert "no-such.yaml: no such file or directory" in capsys.readouterr().err

@@ -327,7 +327,8 @@ def read_snapshot(objects: Sequence[Any], origins: Sequence[str] | None,
         status = _mapping(obj.get("status"), "status", where, label)
         deleting = bool(meta.get("deletionTimestamp"))
         if kind == "Node":
-            nodes.append({"name": name, "labels": labels, "provider": spec.get("providerID"), "deleting": deleting})
+            nodes.append({"name": name, "labels": labels, "provider": _text(spec.get("providerID")),
+                          "deleting": deleting})
         else:
             conditions = status.get("conditions") or []
             if not isinstance(conditions, list):
@@ -336,8 +337,8 @@ def read_snapshot(objects: Sequence[Any], origins: Sequence[str] | None,
             is_launched = (str(launched[0].get("status")) == "True") if launched else bool(status.get("providerID"))
             ref = _mapping(spec.get("nodeClassRef"), "spec.nodeClassRef", where, label)
             claims.append({"name": name, "labels": labels, "annotations": annotations, "deleting": deleting,
-                           "launched": is_launched, "node": status.get("nodeName"),
-                           "provider": status.get("providerID"), "nodeclass": ref.get("name")})
+                           "launched": is_launched, "node": _text(status.get("nodeName")),
+                           "provider": _text(status.get("providerID")), "nodeclass": _text(ref.get("name"))})
     machines: list[Machine] = []
     claimed_nodes = set()
     by_provider = {n["provider"]: n for n in nodes if n["provider"]}
@@ -360,6 +361,10 @@ def read_snapshot(objects: Sequence[Any], origins: Sequence[str] | None,
         if pool:
             machines.append(Machine(node["name"], pool, _pool_class(pools_before, pool), node["labels"], None))
     return sorted(machines, key=lambda m: m.name)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _pool_class(pools: Mapping[str, NodePool], pool: str) -> str | None:

@@ -411,3 +411,30 @@ def test_cli_missing_file_and_malformed_yaml_exit_2(tmp_path, capsys):
 def test_duplicate_nodepool_is_an_error():
     with pytest.raises(InputError, match="defined twice"):
         drift([nodepool(), nodepool()], [])
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "x", "1h", "In", "Never"]),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                               st.sampled_from(["key", "operator", "values", "name", "labels", "taints", "effect",
+                                                "nodeClassRef", "expireAfter", "kubelet", "status", "spec"]),
+                               inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_values, json_values, json_values, json_values)
+def test_any_input_gives_a_report_or_an_input_error(template_spec, nodeclass_spec, node_status, metadata):
+    """No input may produce a traceback: every malformed object is an InputError (exit 2)."""
+    pool = nodepool()
+    pool["spec"]["template"]["spec"] = template_spec
+    klass = nodeclass()
+    klass["spec"] = nodeclass_spec
+    claim = nodeclaim("c")
+    claim["status"] = node_status
+    bad_node = node("n")
+    bad_node["spec"] = node_status
+    pool["spec"]["template"]["metadata"] = metadata
+    claim["metadata"]["annotations"] = metadata
+    try:
+        drift([nodepool(), nodeclass()], [pool, klass], [claim, bad_node])
+    except InputError:
+        pass
