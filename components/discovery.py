@@ -41,9 +41,9 @@ def subnet_selector_terms(subnets: SubnetSelection, cluster_name: str,
         return [{"tags": discovery_tags(cluster_name)}]
     tags = ", ".join(f"{k}={v}" for k, v in sorted(subnets.tags.items()))
     if not resolved_ids:
-        raise pulumi.RunError(f"cluster.subnets.tags: no subnet of the cluster's VPC has the tags {tags}")
+        raise pulumi.RunError(f"karpenter-platform:cluster.subnets.tags: no subnet of the cluster's VPC has the tags {tags}")
     if len(set(resolved_ids)) > MAX_SELECTOR_TERMS:
-        raise pulumi.RunError(f"cluster.subnets.tags: {len(set(resolved_ids))} subnets of the cluster's VPC have the "
+        raise pulumi.RunError(f"karpenter-platform:cluster.subnets.tags: {len(set(resolved_ids))} subnets of the cluster's VPC have the "
                               f"tags {tags}; an EC2NodeClass takes at most {MAX_SELECTOR_TERMS}: narrow the tags or "
                               "give subnets.ids")
     return [{"id": subnet} for subnet in sorted(set(resolved_ids))]

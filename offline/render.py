@@ -25,6 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import yaml
 
 from components.config import ConfigError, build_platform, read_stack_files
@@ -160,6 +161,11 @@ def main(argv: list[str] | None = None) -> int:
         for issue in err.issues:
             print(f"error: {issue}", file=sys.stderr)
         print(f"{len(err.issues)} config error(s); nothing rendered ({out_dir} untouched).", file=sys.stderr)
+        return 2
+    except pulumi.RunError as err:
+        # What the program refuses once it sees the (placeholder) account, e.g. no subnet found.
+        print(f"error: {err}", file=sys.stderr)
+        print(f"nothing rendered ({out_dir} untouched).", file=sys.stderr)
         return 2
     counts = write_build(capture, out_dir)
     how = "as `pulumi preview` sees it" if args.preview else "offline"

@@ -15,7 +15,7 @@ from offline.placeholders import ACCOUNT_ID, VPC_ID, PlaceholderMocks
 from policies.check import resource_from_render
 from policies.engine import evaluate
 from policies.model import Stack
-from tests.harness import MINIMAL_SETTINGS, manifests, platform_from, render, stack_platform
+from tests.harness import MINIMAL_SETTINGS, PROJECT_DIR, manifests, platform_from, render, stack_platform
 
 WINDOWS = {"amiAlias": "windows2022@latest", "allowLatestAmi": True}
 
@@ -162,3 +162,17 @@ def test_staging_selects_subnets_by_a_cluster_tag_not_a_generic_one_alone():
     staging = stack_platform("staging").settings.cluster
     assert staging.subnets.tags.get(f"kubernetes.io/cluster/{staging.name}") in ("shared", "owned")
     assert manifests(render("staging"), "EC2NodeClass")[0]["spec"]["subnetSelectorTerms"][0].keys() == {"id"}
+
+
+def test_render_refuses_a_tag_selection_that_finds_no_subnet_in_the_vpc(tmp_path, monkeypatch, capsys):
+    from offline import placeholders
+    from offline.render import main
+
+    monkeypatch.setattr(placeholders, "TAGGED_SUBNETS", [])
+    out = tmp_path / "staging"
+    assert main(["staging", "--out", str(out), "--project-dir", str(PROJECT_DIR)]) == 2
+    err = capsys.readouterr().err
+    assert ("error: karpenter-platform:cluster.subnets.tags: no subnet of the cluster's VPC has the tags "
+            "kubernetes.io/cluster/acme-staging=shared, kubernetes.io/role/internal-elb=1") in err
+    assert "Traceback" not in err
+    assert not out.exists()
