@@ -34,15 +34,17 @@ karpenter = Karpenter(
 )
 node_classes = NodeClasses(
     "node-classes", config, cluster_name=cluster.name, node_role_name=aws_side.node_role_name,
-    subnet_tags=aws_side.subnet_selector_tags, security_group_tags=aws_side.security_group_selector_tags,
+    subnet_terms=aws_side.subnet_selector_terms, security_group_tags=aws_side.security_group_selector_tags,
     depends_on=[karpenter.controller, aws_side], opts=k8s_opts,
 )
 node_pools = NodePools("node-pools", config, depends_on=[node_classes, karpenter.controller, aws_side], opts=k8s_opts)
 provisioner = Provisioner("provisioner", config, cluster, opts=k8s_opts) if config.settings.provisioner.enabled else None
 if config.settings.odigos.enabled:
     # The node-tainting Job runs the provisioner image when it is built here, else odigos.prepareImage.
+    # With a startup taint (host-path/csi) the release waits for the NodePools: the Odigos guide
+    # puts the taint on the NodePools before the integration is turned on (docs/odigos.md).
     odigos = Odigos("odigos", config, cluster_name=cluster.name, pool_names=sorted(node_pools.pools),
-                    karpenter_controller=karpenter.controller,
+                    karpenter_controller=karpenter.controller, node_pools=node_pools,
                     prepare_image=provisioner.image_ref if provisioner is not None else None, opts=k8s_opts)
 
 pulumi.export("environment", config.environment)

@@ -7,11 +7,13 @@ decides which resources a stack's config calls for and wires their outputs toget
 from __future__ import annotations
 
 import json
+from typing import Any, Iterable
 
 import pulumi
 import pulumi_aws as aws
 
 from . import iam
+from .arns import iam_role_arn
 from .cluster import ExistingCluster
 from .config import PlatformConfig
 from .discovery import DiscoveryTags
@@ -19,6 +21,32 @@ from .interruption import InterruptionQueue
 
 # The annotation IRSA reads on the controller's service account.
 IRSA_ROLE_ANNOTATION = "eks.amazonaws.com/role-arn"
+# amiAlias families (and EC2NodeClass amiFamily values, lower-cased) of Windows AMIs.
+WINDOWS_FAMILIES = ("windows2019", "windows2022", "windows2025")
+
+
+def ami_family(node_class: Any) -> str | None:
+    """The node class's AMI family, lower-cased: `amiFamily` where the config has one, else the
+    part of `amiAlias` before `@` (`windows2022@latest` -> `windows2022`)."""
+    family = getattr(node_class, "ami_family", None)
+    if family:
+        return str(family).lower()
+    alias = getattr(node_class, "ami_alias", None)
+    return alias.split("@", 1)[0].lower() if alias else None
+
+
+def node_access_entry_type(node_classes: Iterable[Any]) -> str:
+    """The node role's access entry type: `EC2_WINDOWS` as soon as one node class launches
+    Windows, else `EC2_LINUX`.
+
+    EKS takes a principal in one access entry only (a second CreateAccessEntry for the same
+    role fails with ResourceInUseException), so a role shared by Linux and Windows nodes cannot
+    have both. `EC2_WINDOWS` gives the nodes what `EC2_LINUX` gives (`system:nodes`) plus
+    `eks:kube-proxy-windows`, which kube-proxy needs on Windows, where it runs on the host: the
+    aws-auth mapping Karpenter documents for a node role shared with Windows
+    (troubleshooting.md, v1.14.1) carries the same groups."""
+    windows = any(ami_family(c) in WINDOWS_FAMILIES for c in node_classes)
+    return "EC2_WINDOWS" if windows else "EC2_LINUX"
 
 
 class KarpenterAws(pulumi.ComponentResource):
@@ -28,7 +56,12 @@ class KarpenterAws(pulumi.ComponentResource):
     `queue_name` / `queue_arn` / `queue_url` (None when `karpenter.interruptionHandling` is false),
     `instance_profile_name` (None unless `nodeRole.createInstanceProfile`),
     `service_account_annotations` (the IRSA annotation, or {} for Pod Identity),
-    `subnet_selector_tags` and `security_group_selector_tags` (for the EC2NodeClasses).
+    `subnet_selector_terms` and `security_group_selector_tags` (for the EC2NodeClasses).
+
+    Every ARN a document or the access entry names is built from partition, account, region and
+    the names set here (`components/arns.py`), never read from a resource, so every policy
+    document and the access entry's principal are known at `pulumi preview`; what needs the
+    resource to exist first (the access entry, the rules' targets) says so with `depends_on`.
     """
 
     def __init__(self, name: str, config: PlatformConfig, cluster: ExistingCluster,
@@ -38,6 +71,7 @@ class KarpenterAws(pulumi.ComponentResource):
         self._child = pulumi.ResourceOptions(parent=self)
         self._cluster = cluster
         self._karpenter = config.settings.karpenter
+        self._access_entry_type = node_access_entry_type(config.settings.node_classes.values())
 
         self._declare_node_role()
         self.queue_name: pulumi.Output[str] | None = None
@@ -45,12 +79,13 @@ class KarpenterAws(pulumi.ComponentResource):
         self.queue_url: pulumi.Output[str] | None = None
         if self._karpenter.interruption_handling:
             queue = InterruptionQueue(f"{name}-interruption", cluster_name=cluster.name, region=cluster.region,
-                                      opts=self._child)
+                                      partition=cluster.partition, account_id=cluster.account_id, opts=self._child)
             self.queue_name, self.queue_arn, self.queue_url = queue.queue_name, queue.queue_arn, queue.queue_url
         self._declare_controller_role()
         discovery = DiscoveryTags(f"{name}-discovery", cluster_name=cluster.name, subnets=config.settings.cluster.subnets,
-                                  security_group_id=cluster.security_group_id, region=cluster.region, opts=self._child)
-        self.subnet_selector_tags = discovery.subnet_selector_tags
+                                  security_group_id=cluster.security_group_id, region=cluster.region,
+                                  resolved_subnet_ids=cluster.subnet_ids, opts=self._child)
+        self.subnet_selector_terms = discovery.subnet_selector_terms
         self.security_group_selector_tags = discovery.security_group_selector_tags
         self.register_outputs({
             "controllerRoleArn": self.controller_role_arn,
@@ -63,17 +98,18 @@ class KarpenterAws(pulumi.ComponentResource):
         """The nodes' role (or an existing one), its access entry, and an optional instance profile."""
         name, child, cluster, karpenter = self._name, self._child, self._cluster, self._karpenter
         node = karpenter.node_role
+        role: aws.iam.Role | None = None
         if node.existing_arn:
             # Someone else's role: reference it only, never attach policies to it.
             self.node_role_arn: pulumi.Output[str] = pulumi.Output.from_input(node.existing_arn)
             self.node_role_name: pulumi.Output[str] = pulumi.Output.from_input(iam.role_name_from_arn(node.existing_arn))
         else:
-            dns_suffix = aws.get_partition_output(opts=pulumi.InvokeOptions(parent=self)).dns_suffix
+            role_name = cluster.name.apply(iam.node_role_name)
             role = aws.iam.Role(
                 f"{name}-node",
-                name=cluster.name.apply(iam.node_role_name),
+                name=role_name,
                 description="Nodes launched by Karpenter",
-                assume_role_policy=dns_suffix.apply(lambda suffix: json.dumps(iam.node_trust(suffix))),
+                assume_role_policy=cluster.dns_suffix.apply(lambda suffix: json.dumps(iam.node_trust(suffix))),
                 permissions_boundary=karpenter.permissions_boundary,
                 opts=child,
             )
@@ -84,16 +120,21 @@ class KarpenterAws(pulumi.ComponentResource):
                     policy_arn=cluster.partition.apply(lambda p, n=policy: iam.node_managed_policy_arns(p)[n]),
                     opts=child,
                 )
-            self.node_role_arn, self.node_role_name = role.arn, role.name
+            self.node_role_arn = pulumi.Output.all(cluster.partition, cluster.account_id, role_name).apply(
+                lambda a: iam_role_arn(*a))
+            self.node_role_name = role.name
         if node.create_access_entry:
-            # Without it nodes boot and never join: the API server does not know the role.
+            # Without it nodes boot and never join: the API server does not know the role. The
+            # type is immutable and EKS refuses a second entry for the same principal, so a
+            # change of type must delete the old entry before creating the new one.
             aws.eks.AccessEntry(
                 f"{name}-node-access-entry",
                 cluster_name=cluster.name,
                 principal_arn=self.node_role_arn,
-                type="EC2_LINUX",
+                type=self._access_entry_type,
                 region=cluster.region,
-                opts=child,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[role] if role is not None else [],
+                                            delete_before_replace=True),
             )
         self.instance_profile_name: pulumi.Output[str] | None = None
         if node.create_instance_profile:
@@ -118,9 +159,10 @@ class KarpenterAws(pulumi.ComponentResource):
         """The controller's role, the six (five without a queue) upstream policies, extra statements,
         and for Pod Identity the association with the controller's service account."""
         name, child, cluster, karpenter = self._name, self._child, self._cluster, self._karpenter
+        role_name = cluster.name.apply(iam.controller_role_name)
         role = aws.iam.Role(
             f"{name}-controller",
-            name=cluster.name.apply(iam.controller_role_name),
+            name=role_name,
             description="Karpenter controller",
             assume_role_policy=self._controller_trust(),
             permissions_boundary=karpenter.permissions_boundary,
@@ -160,7 +202,9 @@ class KarpenterAws(pulumi.ComponentResource):
                 opts=child,
             )
             self.service_account_annotations: pulumi.Output[dict[str, str]] = pulumi.Output.from_input({})
-        else:
-            self.service_account_annotations = role.arn.apply(lambda arn: {IRSA_ROLE_ANNOTATION: arn})
-        self.controller_role_arn: pulumi.Output[str] = role.arn
+        # Known at preview; the helm release that reads it depends on this whole component.
+        self.controller_role_arn: pulumi.Output[str] = pulumi.Output.all(
+            cluster.partition, cluster.account_id, role_name).apply(lambda a: iam_role_arn(*a))
+        if karpenter.identity != "podIdentity":
+            self.service_account_annotations = self.controller_role_arn.apply(lambda arn: {IRSA_ROLE_ANNOTATION: arn})
         self.controller_role_name: pulumi.Output[str] = role.name

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from .arns import sqs_queue_arn
 from .iam import POLICY_VERSION, Document
 from .naming import EVENT_RULE_NAME_MAX, SQS_QUEUE_NAME_MAX, scoped, shorten
 
@@ -81,18 +82,27 @@ class InterruptionQueue(pulumi.ComponentResource):
 
     Outputs: `queue_name` (what the helm release gets as `settings.interruptionQueue`),
     `queue_arn`, `queue_url`.
+
+    The queue's ARN is built from partition, region, account and the queue's name rather than
+    taken from the queue, so the queue policy, the rules' targets and the controller's
+    Interruption policy are known at `pulumi preview` (the policy pack judges them there). What
+    needs the queue to exist says so with `depends_on`.
     """
 
     def __init__(self, name: str, *, cluster_name: pulumi.Input[str], region: str,
+                 partition: pulumi.Input[str], account_id: pulumi.Input[str],
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("karpenter-platform:index:InterruptionQueue", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         cluster = pulumi.Output.from_input(cluster_name)
+        physical_name = cluster.apply(queue_name)
+        queue_arn = pulumi.Output.all(partition, account_id, physical_name).apply(
+            lambda a: sqs_queue_arn(a[0], region, a[1], a[2]))
         # region is set on every resource: the controller policy names the queue ARN in the
         # cluster's region, whatever the provider's default region is.
         queue = aws.sqs.Queue(
             f"{name}-queue",
-            name=cluster.apply(queue_name),
+            name=physical_name,
             message_retention_seconds=MESSAGE_RETENTION_SECONDS,
             sqs_managed_sse_enabled=True,
             region=region,
@@ -101,7 +111,7 @@ class InterruptionQueue(pulumi.ComponentResource):
         aws.sqs.QueuePolicy(
             f"{name}-queue-policy",
             queue_url=queue.url,
-            policy=queue.arn.apply(lambda arn: json.dumps(queue_policy(arn))),
+            policy=queue_arn.apply(lambda arn: json.dumps(queue_policy(arn))),
             region=region,
             opts=child,
         )
@@ -118,14 +128,14 @@ class InterruptionQueue(pulumi.ComponentResource):
             aws.cloudwatch.EventTarget(
                 f"{name}-{rule.slug}-target",
                 rule=event_rule.name,
-                arn=queue.arn,
+                arn=queue_arn,
                 target_id=TARGET_ID,
                 region=region,
-                opts=child,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[queue]),
             )
             self.rules[rule.slug] = event_rule
         self.queue_name: pulumi.Output[str] = queue.name
-        self.queue_arn: pulumi.Output[str] = queue.arn
+        self.queue_arn: pulumi.Output[str] = queue_arn
         self.queue_url: pulumi.Output[str] = queue.url
         self.register_outputs({"queueName": self.queue_name, "queueArn": self.queue_arn})
 

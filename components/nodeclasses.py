@@ -27,11 +27,12 @@ def nodeclass_manifest(
     role: pulumi.Input[str],
     subnet_tags: pulumi.Input[Mapping[str, str]] | None = None,
     security_group_tags: pulumi.Input[Mapping[str, str]] | None = None,
+    subnet_terms: pulumi.Input[Sequence[Mapping[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """The EC2NodeClass object exactly as it will be applied. Subnets and the security group are
-    selected by tag (the discovery tag unless the AWS side says otherwise), never by id, so the
-    AWS side can change which ones are tagged without touching this object. Inputs that are
-    Outputs stay at their leaves: the rest is known at preview."""
+    """The EC2NodeClass object exactly as it will be applied. The security group is selected by
+    tag (the discovery tag unless the AWS side says otherwise); subnets by `subnet_terms` when
+    given (the AWS side's selector: the discovery tag, or ids resolved in the cluster's VPC),
+    else by tag. Inputs that are Outputs stay at their leaves: the rest is known at preview."""
     volume = node_class.root_volume
     ebs: dict[str, Any] = {
         "volumeSize": volume.size,
@@ -49,7 +50,7 @@ def nodeclass_manifest(
     spec: dict[str, Any] = {
         "role": role,
         "amiSelectorTerms": [{"alias": node_class.ami_alias}],
-        "subnetSelectorTerms": [{"tags": _tags(subnet_tags, discovery)}],
+        "subnetSelectorTerms": subnet_terms if subnet_terms is not None else [{"tags": _tags(subnet_tags, discovery)}],
         "securityGroupSelectorTerms": [{"tags": _tags(security_group_tags, discovery)}],
         "metadataOptions": node_class.metadata_options.model_dump(by_alias=True),
         "blockDeviceMappings": [{"deviceName": volume.device_name, "rootVolume": True, "ebs": ebs}],
@@ -90,6 +91,7 @@ class NodeClasses(pulumi.ComponentResource):
         node_role_name: pulumi.Input[str],
         subnet_tags: pulumi.Input[Mapping[str, str]] | None = None,
         security_group_tags: pulumi.Input[Mapping[str, str]] | None = None,
+        subnet_terms: pulumi.Input[Sequence[Mapping[str, Any]]] | None = None,
         depends_on: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ):
@@ -100,7 +102,8 @@ class NodeClasses(pulumi.ComponentResource):
                 pulumi.log.warn(f"EC2NodeClass {class_name}: amiAlias {node_class.ami_alias} floats; nodes are replaced "
                                 "(drift) whenever a new AMI is released", resource=self)
             manifest = nodeclass_manifest(class_name, node_class, cluster_name=cluster_name, role=node_role_name,
-                                          subnet_tags=subnet_tags, security_group_tags=security_group_tags)
+                                          subnet_tags=subnet_tags, security_group_tags=security_group_tags,
+                                          subnet_terms=subnet_terms)
             self.classes[class_name] = k8s.apiextensions.CustomResource(
                 f"ec2nodeclass-{class_name}",
                 api_version="karpenter.k8s.aws/v1",

@@ -172,7 +172,9 @@ class Odigos(pulumi.ComponentResource):
 
     `prepare_image`: the provisioner image (runs `provisioner odigos-prepare-nodes`); None uses
     `odigos.prepareImage` (kubectl). `karpenter_controller`: the controller release the NodeOverlay
-    waits for (its CRD and feature gate)."""
+    waits for (its CRD and feature gate). `node_pools`: what declares the NodePools; with a
+    startup taint (host-path/csi) the release, which turns the integration on, waits for it, so
+    every NodePool carries the taint first (step 1 before step 3 of the Odigos guide)."""
 
     def __init__(
         self,
@@ -182,6 +184,7 @@ class Odigos(pulumi.ComponentResource):
         cluster_name: pulumi.Input[str],
         pool_names: Sequence[str],
         karpenter_controller: pulumi.Resource,
+        node_pools: pulumi.Resource | None = None,
         prepare_image: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
@@ -196,6 +199,7 @@ class Odigos(pulumi.ComponentResource):
             opts=child,
         )
         token = (pulumi.Config(PROJECT).require_secret("odigosOnPremToken") if odigos.edition == "onprem" else None)
+        taint_first = [node_pools] if odigos.needs_startup_taint and node_pools is not None else []
         self.release = k8s.helm.v3.Release(
             name,
             name=RELEASE,
@@ -205,7 +209,7 @@ class Odigos(pulumi.ComponentResource):
             namespace=namespace.metadata["name"],
             values=odigos_values(odigos, cluster_name=cluster_name, on_prem_token=token),
             max_history=10,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[namespace]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[namespace, *taint_first]),
         )
         self.integration_hash = integration_hash(odigos)
         self.node_overlay: k8s.apiextensions.CustomResource | None = None

@@ -294,11 +294,14 @@ class Provisioner(pulumi.ComponentResource):
             image_tag_mutability="IMMUTABLE",
             image_scanning_configuration=aws.ecr.RepositoryImageScanningConfigurationArgs(scan_on_push=True),
             force_delete=False,  # deleting the stack must not silently delete the images running
+            # The cluster's region, like every regional resource and lookup (not aws:region).
+            region=self._cluster.region,
             opts=child,
         )
         aws.ecr.LifecyclePolicy(f"{name}-repository-lifecycle", repository=repository.name,
-                                policy=json.dumps(lifecycle_policy()), opts=child)
-        token = aws.ecr.get_authorization_token_output(registry_id=repository.registry_id,
+                                policy=json.dumps(lifecycle_policy()), region=self._cluster.region, opts=child)
+        # An ECR token is valid for the registry of the region it was asked in.
+        token = aws.ecr.get_authorization_token_output(registry_id=repository.registry_id, region=self._cluster.region,
                                                        opts=pulumi.InvokeOptions(parent=self))
         tag = image_tag(content_hash(PROVISIONER_DIR), settings.platforms)
         image = docker_build.Image(

@@ -14,10 +14,15 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 SECRET = "[secret]"
+# What a value the engine does not know yet (in a preview) is written as in resources.json.
+UNKNOWN = "[unknown]"
 
 
 def plain(value: Any) -> Any:
-    """A JSON-ready copy of deserialized inputs: secrets masked, resources as their URN."""
+    """A JSON-ready copy of deserialized inputs: secrets masked, unknowns (preview) as
+    "[unknown]", resources as their URN."""
+    if isinstance(value, pulumi.output.Unknown) or value == rpc.UNKNOWN:
+        return UNKNOWN
     if rpc.is_rpc_secret(value):
         return SECRET
     if isinstance(value, dict):
@@ -133,6 +138,10 @@ class CapturingMonitor(sdk_mocks.MockMonitor):
 
     def ReadResource(self, request):  # noqa: N802 - gRPC method name
         response = super().ReadResource(request)
+        # The engine answers a read with the resource's id (the SDK's mock leaves it empty,
+        # which a preview would take for "unknown"): a StackReference's id is its stack name.
+        if not response.id:
+            response.id = request.id
         parent = request.parent or None
         self.declared.append(Declared(
             type=request.type, name=request.name, urn=response.urn,
@@ -151,12 +160,16 @@ def run(
     stack: str = "test",
     config: dict[str, str] | None = None,
     secret_keys: list[str] | None = None,
+    preview: bool = False,
 ) -> Capture:
-    """Run `program` (a whole program or a function declaring one component) with applies on
-    (not a preview), and return what it declared and exported."""
+    """Run `program` (a whole program or a function declaring one component) and return what it
+    declared and exported. By default with applies on (as `pulumi up` runs it); `preview=True`
+    runs it as `pulumi preview` does: a value computed from an attribute the provider only
+    knows after creating a resource stays unknown, its applies do not run, and it is captured
+    as "[unknown]" (the mocks must then answer only known values, see PlaceholderMocks)."""
     sdk_settings.set_root_resource(None)  # a fresh stack per run, even within one process
     monitor = CapturingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys or []))
     settings = sdk_settings.SETTINGS
     settings.rpc_manager.clear()
@@ -169,7 +182,12 @@ def run(
         for key, value in dict(getattr(root, "outputs", {}) or {}).items():
             output = pulumi.Output.from_input(value)
             resolved = await output.future()
-            captured[key] = SECRET if await output.is_secret() else plain(resolved)
+            if await output.is_secret():
+                captured[key] = SECRET
+            elif not await output.is_known():
+                captured[key] = UNKNOWN
+            else:
+                captured[key] = plain(resolved)
 
     _sync_await(run_pulumi_func(body))
     return Capture(resources=monitor.declared, outputs=captured)

@@ -41,15 +41,24 @@ def _service_of(type_token: str) -> str:
 
 
 class PlaceholderMocks(pulumi.runtime.Mocks):
-    """Answers data sources and fills computed attributes the way AWS would shape them."""
+    """Answers data sources and fills computed attributes the way AWS would shape them.
 
-    def __init__(self, region: str):
+    With `preview=True` they answer as the engine does during `pulumi preview`: data sources
+    and reads (a StackReference) are answered, but a resource still to be created has no id and
+    no computed attribute yet, only its inputs, so whatever the program derives from an ARN,
+    URL or digest stays unknown. `calls` records each data source's token, `call_args` each call
+    as (token, args)."""
+
+    def __init__(self, region: str, preview: bool = False):
         self.region = region
+        self.preview = preview
         self.calls: list[str] = []
+        self.call_args: list[tuple[str, dict[str, Any]]] = []
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         token, inputs = args.token, args.args
         self.calls.append(token)
+        self.call_args.append((token, dict(inputs)))
         region = inputs.get("region") or self.region
         if token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/PLACEHOLDER", "userId": "PLACEHOLDER", "id": ACCOUNT_ID}
@@ -84,6 +93,9 @@ class PlaceholderMocks(pulumi.runtime.Mocks):
         typ, name, inputs = args.typ, args.name, dict(args.inputs)
         if typ == "pulumi:pulumi:StackReference":
             return inputs.get("name", name), {"name": inputs.get("name", name), "outputs": stack_reference_outputs(inputs.get("name", name)), "secretOutputNames": []}
+        if self.preview:
+            # A create in a preview: the provider echoes the inputs; id and outputs come later.
+            return "", inputs
         state = dict(inputs)
         physical = inputs.get("name") if isinstance(inputs.get("name"), str) else name
         if typ.startswith("aws:"):

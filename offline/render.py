@@ -1,9 +1,15 @@
-"""`python -m offline.render STACK`: run the real __main__.py under the mock monitor and write build/STACK/.
+"""`python -m offline.render STACK [--preview] [--out DIR]`: run the real __main__.py under the mock monitor and write build/STACK/.
 
 Config is loaded as the Pulumi CLI would load it (Pulumi.yaml defaults, then
 stacks/Pulumi.<STACK>.yaml, then the team files); data sources get labelled placeholders.
 Exit 0 when rendered, 2 when the config is invalid (build/STACK/ is then left untouched), 4 when
 a rendered object fails the upstream checks (CRD schema/CEL, chart values; build/STACK/ is written).
+
+`--preview` runs the program as `pulumi preview` sees it (default out dir build/STACK-preview):
+data sources answered, but every attribute a provider computes on create (ids, ARNs, URLs,
+digests) unknown, written as "[unknown]" in resources.json. The policy pack then judges that
+folder, as `pulumi preview --policy-pack policies` would (report in policy-report.json; exit 3
+when a mandatory policy is violated).
 """
 
 from __future__ import annotations
@@ -19,13 +25,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import yaml
 
 from components.config import ConfigError, build_platform, read_stack_files
 from components.config.loader import RawStack
 
 from . import placeholders
-from .monitor import Capture, run
+from .monitor import UNKNOWN, Capture, run
 
 SECRET_PLACEHOLDER = "PLACEHOLDER-SECRET-NOT-DECRYPTED-OFFLINE"
 
@@ -46,17 +53,18 @@ def cli_config(raw: RawStack) -> tuple[dict[str, str], list[str]]:
     return values, sorted(raw.secret_keys)
 
 
-def render_stack(project_dir: Path, stack: str) -> Capture:
-    """Validate, then run the program; raises ConfigError before anything is declared."""
+def render_stack(project_dir: Path, stack: str, preview: bool = False) -> Capture:
+    """Validate, then run the program (as `pulumi up` would, or with `preview` as `pulumi
+    preview` would); raises ConfigError before anything is declared."""
     raw = read_stack_files(project_dir, stack)
     platform = build_platform(project_dir, raw)
     config, secret_keys = cli_config(raw)
-    mocks = placeholders.PlaceholderMocks(platform.settings.cluster.region)
+    mocks = placeholders.PlaceholderMocks(platform.settings.cluster.region, preview=preview)
     if str(project_dir) not in sys.path:
         sys.path.insert(0, str(project_dir))
     main = project_dir / "__main__.py"
     return run(lambda: runpy.run_path(str(main), run_name="__main__"), mocks,
-               stack=stack, config=config, secret_keys=secret_keys)
+               stack=stack, config=config, secret_keys=secret_keys, preview=preview)
 
 
 def _manifest_file(manifest: dict[str, Any], taken: set[str]) -> str:
@@ -82,7 +90,7 @@ def _policy_documents(capture: Capture) -> dict[str, Any]:
         if resource.type in fields:
             key, suffix = fields[resource.type]
             text = resource.inputs.get(key)
-            if isinstance(text, str):
+            if isinstance(text, str) and text != UNKNOWN:
                 documents[f"{resource.name}{suffix}.json"] = json.loads(text)
     return documents
 
@@ -139,19 +147,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m offline.render", description=__doc__.splitlines()[0])
     parser.add_argument("stack", help="stack name (stacks/Pulumi.<stack>.yaml)")
     parser.add_argument("--project-dir", type=Path, default=Path.cwd(), help="folder holding Pulumi.yaml")
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default build/<stack>)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder (default build/<stack>, with --preview build/<stack>-preview)")
+    parser.add_argument("--preview", action="store_true",
+                        help="render as `pulumi preview` sees the program (computed attributes unknown), "
+                             "then run the policy pack over it")
     args = parser.parse_args(argv)
     project_dir = args.project_dir.resolve()
-    out_dir = args.out or project_dir / "build" / args.stack
+    out_dir = args.out or project_dir / "build" / (f"{args.stack}-preview" if args.preview else args.stack)
     try:
-        capture = render_stack(project_dir, args.stack)
+        capture = render_stack(project_dir, args.stack, preview=args.preview)
     except ConfigError as err:
         for issue in err.issues:
             print(f"error: {issue}", file=sys.stderr)
         print(f"{len(err.issues)} config error(s); nothing rendered ({out_dir} untouched).", file=sys.stderr)
         return 2
+    except pulumi.RunError as err:
+        # What the program refuses once it sees the (placeholder) account, e.g. no subnet found.
+        print(f"error: {err}", file=sys.stderr)
+        print(f"nothing rendered ({out_dir} untouched).", file=sys.stderr)
+        return 2
     counts = write_build(capture, out_dir)
-    print(f"Rendered stack {args.stack!r} offline (placeholder AWS facts, account {placeholders.ACCOUNT_ID}):")
+    how = "as `pulumi preview` sees it" if args.preview else "offline"
+    print(f"Rendered stack {args.stack!r} {how} (placeholder AWS facts, account {placeholders.ACCOUNT_ID}):")
     width = max(map(len, counts), default=0)
     for type_token, count in sorted(counts.items()):
         print(f"  {type_token:<{width}}  {count}")
@@ -159,7 +177,32 @@ def main(argv: list[str] | None = None) -> int:
     shown = out_dir.relative_to(project_dir) if out_dir.is_relative_to(project_dir) else out_dir
     print(f"Wrote {shown}/resources.json, outputs.json, manifests/ ({len(list((out_dir / 'manifests').iterdir()))} files), "
           f"iam/ ({len(list((out_dir / 'iam').iterdir()))} files)")
-    return _upstream_checks(capture)
+    if args.preview:
+        unknown = unknown_paths(capture)
+        print(f"Unknown until applied ({UNKNOWN}): {sum(map(len, unknown.values()))} value(s) in {len(unknown)} resource(s).")
+    status = _upstream_checks(capture)
+    if args.preview:
+        from policies import check
+
+        policy_status = check.main([str(out_dir)])
+        status = status or policy_status
+    return status
+
+
+def unknown_paths(capture: Capture) -> dict[str, list[str]]:
+    """Per resource name, the input paths still unknown (`spec.template.spec.containers[0].image`)."""
+    def walk(value: Any, path: str):
+        if value == UNKNOWN:
+            yield path
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                yield from walk(item, f"{path}.{key}" if path else key)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                yield from walk(item, f"{path}[{index}]")
+
+    found = {r.name: list(walk(r.inputs, "")) for r in capture.resources}
+    return {name: paths for name, paths in found.items() if paths}
 
 
 def _upstream_checks(capture: Capture) -> int:

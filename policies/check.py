@@ -20,14 +20,27 @@ from typing import Any, Mapping
 from .pack import ALL
 from .engine import Finding, evaluate, resolve, validate_config
 from .levels import MANDATORY
-from .model import Resource, Stack
+from .model import UNKNOWN, Resource, Stack
 
 EXIT_OK, EXIT_UNREADABLE, EXIT_MANDATORY = 0, 2, 3
 REPORT = "policy-report.json"
+# How `python -m offline.render --preview` writes a value not known until applied.
+UNKNOWN_MARKER = "[unknown]"
 
 
 class InputError(Exception):
     pass
+
+
+def _with_unknowns(value: Any) -> Any:
+    """The render's "[unknown]" markers as the UNKNOWN every policy already handles."""
+    if value == UNKNOWN_MARKER:
+        return UNKNOWN
+    if isinstance(value, Mapping):
+        return {k: _with_unknowns(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_unknowns(v) for v in value]
+    return value
 
 
 def resource_from_render(entry: Mapping[str, Any]) -> Resource:
@@ -40,7 +53,7 @@ def resource_from_render(entry: Mapping[str, Any]) -> Resource:
         type=entry["type"],
         name=str(entry.get("name", "")),
         urn=str(entry.get("urn") or f"{entry['type']}::{entry.get('name', '')}"),
-        props=inputs if isinstance(inputs, Mapping) else {},
+        props=_with_unknowns(inputs) if isinstance(inputs, Mapping) else {},
         protect=bool(options.get("protect", False)),
         retain_on_delete=bool(options.get("retainOnDelete", False)),
         parent=entry.get("parent"),

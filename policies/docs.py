@@ -27,7 +27,14 @@ credentials to pods, a controller policy with a wildcard, a Karpenter install wh
   `pulumi preview --stack <stack> --policy-pack policies`. A mandatory violation fails the
   preview (and `pulumi up`); advisory ones are printed as warnings. `policies/PulumiPolicy.yaml`
   runs the pack in the project's virtualenv (`../.venv`), so it imports the same provisioner
-  package and catalog as the offline check.
+  package and catalog as the offline check. Every IAM document (controller and trust policies,
+  the queue policy) and the access entry's principal are built from partition, account, region
+  and names, never from a resource's outputs, so the IAM policies judge them at preview too.
+- **As a preview sees it, no CLI**: `.venv/bin/python -m offline.render <stack> --preview`
+  renders the program as `pulumi preview` does (attributes a provider computes on create written
+  as `[unknown]`) into `build/<stack>-preview/`, then runs `policies.check` over it (which reads
+  `[unknown]` as not known yet); tests show the IAM documents are all known there for every
+  shipped stack.
 
 Every policy is a pure function over a neutral view of the stack (`policies/model.py`: resources
 with type, name, URN, props and options, plus the environment). `policies/crossguard.py` adapts
@@ -101,8 +108,9 @@ BEHAVIOUR_TEXT = """## What the policies read, and what they do not judge
   both ways.
 - **Discovery**: a stack that tags nothing with `karpenter.sh/discovery` leaves discovery to
   another stack and is not judged; tags whose resource id is not known yet are not counted.
-- **Node role**: the node role is the principal of the stack's `EC2_LINUX` access entry (and,
-  for PassRole, any role the stack creates that EC2 may assume). A stack that declares neither
+- **Node role**: the node role is the principal of the stack's `EC2_LINUX` access entry (or
+  `EC2_WINDOWS`, with a Windows node class) and, for PassRole, any role the stack creates that
+  EC2 may assume. A stack that declares neither
   manages node identity elsewhere; then only wildcard PassRole resources are judged.
 
 ## Adding a policy

@@ -74,6 +74,11 @@ def _trusts_ec2(role: Resource) -> bool:
     return False
 
 
+# Access entry types that let EC2 nodes join: a role shared with Windows nodes gets EC2_WINDOWS
+# (EKS takes a principal in one entry only), which Linux nodes join with too.
+NODE_ENTRY_TYPES = ("EC2_LINUX", "EC2_WINDOWS")
+
+
 @dataclass(frozen=True)
 class NodeRoles:
     """What the stack says about the nodes' role."""
@@ -81,7 +86,7 @@ class NodeRoles:
     names_with_access_entry: frozenset[str]
     arns_with_access_entry: frozenset[str]
     entries: int
-    """EC2_LINUX access entries the stack declares."""
+    """Node access entries (EC2_LINUX or EC2_WINDOWS) the stack declares."""
     unresolved_entries: int
     """Entries whose principal is not known yet (and cannot be followed to a Role)."""
     ec2_role_names: frozenset[str]
@@ -101,7 +106,7 @@ def node_roles(stack: Stack) -> NodeRoles:
         if kind is UNKNOWN:
             unresolved += 1
             continue
-        if kind != "EC2_LINUX":
+        if kind not in NODE_ENTRY_TYPES:
             continue
         entries += 1
         principal = entry.prop("principalArn")

@@ -20,7 +20,7 @@ QUEUE_ARN = f"arn:aws:sqs:us-east-1:{ACCOUNT_ID}:{CLUSTER}"
 EXISTING_ROLE = f"arn:aws:iam::{ACCOUNT_ID}:role/platform/nodes/SharedNodeRole"
 BOUNDARY = f"arn:aws:iam::{ACCOUNT_ID}:policy/PlatformBoundary"
 OUTPUTS = ("controller_role_arn", "controller_role_name", "node_role_name", "node_role_arn", "queue_name",
-           "queue_arn", "instance_profile_name", "service_account_annotations", "subnet_selector_tags")
+           "queue_arn", "instance_profile_name", "service_account_annotations", "subnet_selector_terms")
 
 
 def declare(karpenter: dict | None = None, cluster: dict | None = None):
@@ -123,7 +123,7 @@ def test_outputs_name_roles_and_queue(pod_identity):
     assert pod_identity.outputs["node_role_arn"] == NODE_ROLE_ARN
     assert (pod_identity.outputs["queue_name"], pod_identity.outputs["queue_arn"]) == (CLUSTER, QUEUE_ARN)
     assert pod_identity.outputs["instance_profile_name"] is None
-    assert pod_identity.outputs["subnet_selector_tags"] == {"karpenter.sh/discovery": CLUSTER}
+    assert pod_identity.outputs["subnet_selector_terms"] == [{"tags": {"karpenter.sh/discovery": CLUSTER}}]
 
 
 def test_no_interruption_handling_declares_no_queue_and_drops_the_interruption_policy():

@@ -23,7 +23,8 @@ def upstream_rules():
 
 @pytest.fixture(scope="module")
 def declared():
-    return run_component(lambda: InterruptionQueue("iq", cluster_name="acme-dev", region="eu-west-1"), region="eu-west-1")
+    return run_component(lambda: InterruptionQueue("iq", cluster_name="acme-dev", region="eu-west-1",
+                                                           partition="aws", account_id="123456789012"), region="eu-west-1")
 
 
 def test_rules_event_patterns_equal_upstreams_five_in_order():

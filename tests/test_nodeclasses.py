@@ -4,6 +4,7 @@ import pytest
 
 from components.config import ConfigError
 from components.nodeclasses import FLOATING_AMI_ANNOTATION, NodeClasses, nodeclass_manifest
+from offline.placeholders import TAGGED_SUBNETS
 from tests.harness import manifests, platform_from, render, run_component
 
 
@@ -101,9 +102,9 @@ def test_stack_node_classes_use_the_node_role_of_the_aws_side():
         assert manifest["spec"]["amiSelectorTerms"] == [{"alias": "al2023@v20251117"}]
 
 
-def test_staging_selects_subnets_by_the_configured_tags():
+def test_staging_selects_the_subnets_its_tags_found_in_the_cluster_vpc_by_id():
     for manifest in manifests(render("staging"), "EC2NodeClass"):
-        assert manifest["spec"]["subnetSelectorTerms"] == [{"tags": {"kubernetes.io/role/internal-elb": "1"}}]
+        assert manifest["spec"]["subnetSelectorTerms"] == [{"id": s} for s in sorted(TAGGED_SUBNETS)]
         assert manifest["spec"]["securityGroupSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "acme-staging"}}]
 
 

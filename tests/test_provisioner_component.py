@@ -200,7 +200,7 @@ def test_component_declares_immutable_scanned_repository():
     capture, _ = declare()
     repo = capture.named("provisioner-repository").inputs
     assert repo == {"name": "karpenter-platform/test-cluster/provisioner", "imageTagMutability": "IMMUTABLE",
-                    "imageScanningConfiguration": {"scanOnPush": True}, "forceDelete": False}
+                    "imageScanningConfiguration": {"scanOnPush": True}, "forceDelete": False, "region": "us-east-1"}
     policy = json.loads(capture.named("provisioner-repository-lifecycle").inputs["policy"])
     assert policy["rules"][0]["selection"]["countNumber"] == 30
 

@@ -22,12 +22,16 @@ class StackReferenceConfig(Model):
 
 
 class SubnetSelection(Model):
-    """Subnets that get `karpenter.sh/discovery=<cluster>`: by id, or found by tags in the cluster's VPC."""
+    """Subnets Karpenter launches nodes into: by id (each tagged `karpenter.sh/discovery=<cluster>`, selected by that tag), or found by tags in the cluster's VPC (selected by the ids found)."""
 
     ids: list[str] = Field(default_factory=list)
     """Subnet ids, e.g. `subnet-0abc...`."""
     tags: dict[str, str] = Field(default_factory=dict)
-    """Tags to find subnets by (looked up in the cluster's VPC), e.g. `{kubernetes.io/role/internal-elb: "1"}`."""
+    """Tags to find subnets by, looked up in the cluster's VPC only (`vpc-id` filter) at every
+    preview and update; the EC2NodeClasses get one `id` term per subnet found (at most 30), never
+    these tags, because Karpenter's own lookup has no VPC filter. Include a cluster tag, e.g.
+    `{kubernetes.io/cluster/<cluster>: shared, kubernetes.io/role/internal-elb: "1"}`; no subnet
+    found is an error."""
 
     @field_validator("ids")
     @classmethod
