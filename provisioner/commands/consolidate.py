@@ -2,8 +2,10 @@
 start now (JSON or a table). All I/O lives here; the semantics are in provisioner.disruption."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from datetime import datetime, timezone
 
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load_catalog_file
 from ..disruption.consolidation import consolidate
@@ -12,6 +14,16 @@ from ..disruption.snapshot import load_snapshot
 from ..errors import InputError
 from ..manifests import read_paths
 from .simulate import _discount, _zones
+
+
+def _time(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text.rstrip("Zz"))
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a UTC time like 2026-05-04T09:30") from None
+    if value.tzinfo is not None:
+        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    return value
 
 
 def register(subparsers) -> None:
@@ -29,8 +41,11 @@ def register(subparsers) -> None:
                              f"{','.join(DEFAULT_ZONES)})")
     parser.add_argument("--spot-discount", type=_discount, default=DEFAULT_SPOT_DISCOUNT, metavar="FRACTION",
                         help=f"assumed spot discount off on-demand (default {DEFAULT_SPOT_DISCOUNT})")
-    parser.add_argument("--spot-to-spot", action="store_true",
-                        help="as Karpenter's SpotToSpotConsolidation feature gate (default off, as upstream)")
+    parser.add_argument("--spot-to-spot", choices=("on", "off"), default=None,
+                        help="Karpenter's SpotToSpotConsolidation feature gate (default: as the snapshot shows it, in "
+                             "a Karpenter Deployment's FEATURE_GATES or the chart's values; else off, as upstream)")
+    parser.add_argument("--at", type=_time, default=None, metavar="YYYY-MM-DDTHH:MM",
+                        help="UTC time at which scheduled disruption budgets are evaluated (default: now)")
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
     parser.set_defaults(run=run)
 
@@ -43,8 +58,9 @@ def run(args) -> int:
     snap = load_snapshot(objects, origins)
     for warning in snap.inputs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    result = consolidate(snap, catalog=catalog, region=args.region, zones=args.zones,
-                         spot_discount=args.spot_discount, spot_to_spot=args.spot_to_spot)
+    gate = None if args.spot_to_spot is None else args.spot_to_spot == "on"
+    result = consolidate(snap, catalog=catalog, region=args.region, zones=args.zones, spot_discount=args.spot_discount,
+                         spot_to_spot=gate, now=args.at or datetime.now(timezone.utc).replace(tzinfo=None))
     if args.output == "json":
         json.dump(result.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -21,7 +21,7 @@ from .reflector import Change, Failure, Message, Replace
 log = logging.getLogger(__name__)
 
 PlanFn = Callable[[list], dict]
-ConsolidateFn = Callable[[list], dict]
+ConsolidateFn = Callable[[list, float], dict]  # (objects, now)
 ValidateFn = Callable[[dict], None]
 
 
@@ -194,7 +194,7 @@ class Controller:
         self.last_consolidation = now
         objects = [obj for k in self.kinds for obj in self.cache.items(k.kind)]
         try:
-            result = self.consolidate(objects)
+            result = self.consolidate(objects, now)
         except Exception:  # noqa: BLE001 - counted and logged; the advisor keeps running
             self.metrics.consolidation.runs.labels(result="error").inc()
             log.exception("consolidation what-if failed")

@@ -35,12 +35,14 @@ def make_plan(holder: CatalogHolder, region: str) -> Callable[[list], dict]:
     return plan
 
 
-def make_consolidate(holder: CatalogHolder, region: str) -> Callable[[list], dict]:
-    """The consolidation what-if on the cached objects: the `consolidate -o json` shape, plus
-    `candidates` (method -> eligible nodes) and `causes` (one short cause per blocked node)."""
-    def run(objects: list) -> dict:
+def make_consolidate(holder: CatalogHolder, region: str) -> Callable[[list, float], dict]:
+    """The consolidation what-if on the cached objects at `now` (Unix time; scheduled budgets):
+    the `consolidate -o json` shape, plus `candidates` (method -> eligible nodes) and `causes`
+    (one short cause per blocked node)."""
+    def run(objects: list, now: float) -> dict:
         choice = holder.current
-        result = consolidate(load_snapshot(objects), catalog=choice.catalog if choice else None, region=region)
+        at = datetime.fromtimestamp(now, timezone.utc).replace(tzinfo=None)
+        result = consolidate(load_snapshot(objects), catalog=choice.catalog if choice else None, region=region, now=at)
         return {**result.to_dict(), "candidates": dict(result.candidates),
                 "causes": [cause_of(why) for _, why in result.blocked]}
 

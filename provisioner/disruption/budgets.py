@@ -3,16 +3,17 @@ pkg/controllers/disruption/helpers.go BuildDisruptionBudgetMapping).
 
 A budget applies to a reason when it lists it or lists none; the smallest applicable budget wins;
 a percentage is of the NodePool's nodes, rounded up. Nodes NotReady or being deleted already use
-the budget. A budget with a `schedule` is active only in its window: offline the window cannot be
-known, so it is taken as active (the caller states that among the assumptions).
+the budget. A budget with a `schedule` applies only in its window, evaluated at the time given.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import datetime
 
 from .. import labels as L
-from .snapshot import Budget, Snapshot
+from .cron import is_active
+from .snapshot import Budget, Snapshot, go_duration
 
 MAX_INT32 = 2**31 - 1
 REASON_EMPTY = "Empty"
@@ -26,11 +27,19 @@ def budget_nodes(budget: Budget, num_nodes: int) -> int:
     return int(budget.nodes)
 
 
-def allowed_disruptions(budgets, num_nodes: int, reason: str) -> tuple[int, Budget | None]:
+def budget_active(budget: Budget, now: datetime | None) -> bool:
+    """Budget.IsActive: always without a schedule; else within `duration` after a firing. With no
+    `now` (the caller states it as an assumption) a scheduled budget counts as active."""
+    if budget.schedule is None or now is None:
+        return True
+    return is_active(budget.schedule, go_duration(budget.duration or "0s") or 0.0, now)
+
+
+def allowed_disruptions(budgets, num_nodes: int, reason: str, now: datetime | None = None) -> tuple[int, Budget | None]:
     """GetAllowedDisruptionsByReason: (allowed, the budget that decided it, or None if none applies)."""
     allowed, deciding = MAX_INT32, None
     for budget in budgets:
-        if budget.reasons is None or reason in budget.reasons:
+        if (budget.reasons is None or reason in budget.reasons) and budget_active(budget, now):
             value = budget_nodes(budget, num_nodes)
             if value < allowed:
                 allowed, deciding = value, budget
@@ -58,7 +67,7 @@ class PoolBudget:
         if self.budget.reasons is not None:
             spec += f", reasons: [{', '.join(self.budget.reasons)}]"
         if self.budget.schedule:
-            spec += f", schedule: {self.budget.schedule!r}"
+            spec += f", schedule: {self.budget.schedule!r}, duration: {self.budget.duration}, active now"
         text = (f"NodePool {self.pool!r} disruption budget ({spec}) allows {self.allowed} of its {self.nodes} nodes "
                 f"to be disrupted for {self.reason}")
         if self.disrupting:
@@ -68,7 +77,7 @@ class PoolBudget:
         return text
 
 
-def budget_mapping(snap: Snapshot, reason: str) -> dict[str, PoolBudget]:
+def budget_mapping(snap: Snapshot, reason: str, now: datetime | None = None) -> dict[str, PoolBudget]:
     """BuildDisruptionBudgetMapping: per NodePool, how many nodes this reason may still disrupt."""
     nodes: dict = {}
     disrupting: dict = {}
@@ -83,6 +92,6 @@ def budget_mapping(snap: Snapshot, reason: str) -> dict[str, PoolBudget]:
             disrupting[pool] = disrupting.get(pool, 0) + 1
     out = {}
     for pool, spec in snap.pools.items():
-        allowed, budget = allowed_disruptions(spec.budgets, nodes.get(pool, 0), reason)
+        allowed, budget = allowed_disruptions(spec.budgets, nodes.get(pool, 0), reason, now)
         out[pool] = PoolBudget(pool, reason, nodes.get(pool, 0), disrupting.get(pool, 0), allowed, budget)
     return out

@@ -8,6 +8,7 @@ first that produces a command ends the pass.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from .. import labels as L
 from ..api import nodepool_instance_types, resolve_catalog
@@ -85,9 +86,10 @@ WAITS = {
 
 
 class _Pass:
-    def __init__(self, snap, catalog, region, zones, spot_discount, spot_to_spot):
+    def __init__(self, snap, catalog, region, zones, spot_discount, spot_to_spot, now):
         self.snap = snap
         self.spot_to_spot = spot_to_spot
+        self.now = now
         node_zones = {n.labels[L.ZONE] for n in snap.nodes if L.ZONE in n.labels}
         zones = tuple(dict.fromkeys(list(zones) + sorted(node_zones)))
         self.pools, notes = nodepool_instance_types(snap.inputs, catalog, region, zones, spot_discount)
@@ -181,7 +183,7 @@ class _Pass:
             elif c.empty:
                 self._note(c, why)
         self.eligible["emptiness"] = len(eligible)
-        budgets = budget_mapping(self.snap, REASON_EMPTY)
+        budgets = budget_mapping(self.snap, REASON_EMPTY, self.now)
         taken = []
         used: dict = {}
         for c in self._sorted(eligible):
@@ -208,7 +210,7 @@ class _Pass:
     def multi_node(self, eligible) -> Action | None:
         """multinodeconsolidation.go: the largest prefix of the sorted candidates (binary search,
         at most 100) that can be deleted or replaced by one cheaper node of a different type."""
-        budgets = budget_mapping(self.snap, REASON_UNDERUTILIZED)
+        budgets = budget_mapping(self.snap, REASON_UNDERUTILIZED, self.now)
         disruptable, over_budget = [], {}
         used: dict = {}
         for c in self._sorted(eligible):
@@ -253,7 +255,7 @@ class _Pass:
     def single_node(self, eligible) -> Action | None:
         """singlenodeconsolidation.go: candidates by savings ratio, NodePools interleaved; the
         first that can be deleted or replaced by one cheaper node is the command."""
-        budgets = budget_mapping(self.snap, REASON_UNDERUTILIZED)
+        budgets = budget_mapping(self.snap, REASON_UNDERUTILIZED, self.now)
         by_pool: dict = {}
         for c in self._sorted(eligible):
             by_pool.setdefault(c.pool, []).append(c)
@@ -312,16 +314,23 @@ class _Pass:
 
 
 def consolidate(snap, catalog=None, region: str = DEFAULT_REGION, zones=DEFAULT_ZONES,
-                spot_discount: float = DEFAULT_SPOT_DISCOUNT, spot_to_spot: bool = False) -> ConsolidationResult:
+                spot_discount: float = DEFAULT_SPOT_DISCOUNT, spot_to_spot: bool | None = None,
+                now: datetime | None = None) -> ConsolidationResult:
     """The command Karpenter's disruption controller would start now for this snapshot, and why
-    every other Karpenter-managed node is left alone."""
-    p = _Pass(snap, resolve_catalog(catalog), region, zones, spot_discount, spot_to_spot)
+    every other Karpenter-managed node is left alone.
+
+    spot_to_spot: the SpotToSpotConsolidation feature gate; None reads it from the snapshot (a
+    Karpenter Deployment's FEATURE_GATES or the chart's values), else off as upstream's default.
+    now: when scheduled disruption budgets are evaluated (UTC); None takes them as active.
+    """
+    gate = spot_to_spot if spot_to_spot is not None else bool(snap.spot_to_spot)
+    p = _Pass(snap, resolve_catalog(catalog), region, zones, spot_discount, gate, now)
     result = p.run()
-    result.assumptions = assumptions(snap)
+    result.assumptions = assumptions(snap, now, spot_to_spot, gate)
     return result
 
 
-def assumptions(snap) -> list:
+def assumptions(snap, now=None, spot_to_spot=None, gate=False) -> list:
     """What the answer takes for granted because it depends on time or on state a snapshot lacks."""
     out = ["drift is not evaluated here (see `provisioner drift`): no node is taken as drifted, so the methods "
            "that run are emptiness, multi-node and single-node consolidation"]
@@ -335,7 +344,12 @@ def assumptions(snap) -> list:
     out.append("time: the candidates are taken as still valid after Karpenter's 15 s validation wait, and no node "
                "is nominated for a pending pod")
     if any(b.schedule for spec in snap.pools.values() for b in spec.budgets):
-        out.append("disruption budgets with a schedule are taken as active now")
+        out.append("disruption budgets with a schedule are taken as active" if now is None else
+                   f"disruption budgets with a schedule are evaluated at {now.strftime('%Y-%m-%dT%H:%MZ')} (UTC)")
+    source = ("set on the command line" if spot_to_spot is not None else
+              f"read from {snap.spot_to_spot_source}" if snap.spot_to_spot is not None else
+              "not found in the snapshot, so off as Karpenter's default")
+    out.append(f"the SpotToSpotConsolidation feature gate is {'on' if gate else 'off'} ({source})")
     if any(p.annotations.get("karpenter.sh/do-not-disrupt") not in (None, "true") for p in snap.pods):
         out.append("karpenter.sh/do-not-disrupt annotations with a duration are taken as still in effect")
     if any(n.ready is None for n in snap.nodes):

@@ -17,6 +17,7 @@ from ..loader import load_objects
 from ..loader.fields import Ctx
 from ..loader.pods import label_selector
 from ..models import Inputs, LabelSelector
+from .cron import CronError, Schedule
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
@@ -111,6 +112,27 @@ class Snapshot:
     pods: list = field(default_factory=list)  # PodInfo of every pod read
     pdbs: list = field(default_factory=list)
     nodeclaims_given: bool = False
+    spot_to_spot: bool | None = None  # the SpotToSpotConsolidation feature gate, when the snapshot shows it
+    spot_to_spot_source: str = ""
+
+
+def _feature_gate(obj: dict) -> tuple[bool, str] | None:
+    """SpotToSpotConsolidation from a Karpenter Deployment (env FEATURE_GATES, as the chart sets
+    it) or from the chart's values (settings.featureGates), as a render holds them."""
+    if obj.get("kind") == "Deployment":
+        spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        for container in spec.get("containers") or []:
+            for env in (container.get("env") or []) if isinstance(container, dict) else []:
+                if isinstance(env, dict) and env.get("name") == "FEATURE_GATES":
+                    gates = dict(g.split("=", 1) for g in str(env.get("value") or "").split(",") if "=" in g)
+                    if "SpotToSpotConsolidation" in gates:
+                        name = (obj.get("metadata") or {}).get("name")
+                        return gates["SpotToSpotConsolidation"].strip().lower() == "true", f"Deployment {name}'s FEATURE_GATES"
+    elif "kind" not in obj and isinstance(obj.get("settings"), dict):
+        gates = obj["settings"].get("featureGates")
+        if isinstance(gates, dict) and "spotToSpotConsolidation" in gates:
+            return bool(gates["spotToSpotConsolidation"]), "the Karpenter chart's values (settings.featureGates)"
+    return None
 
 
 def _meta(obj: dict, ctx: Ctx) -> dict:
@@ -156,6 +178,13 @@ def load_pool_disruption(obj: dict, ctx: Ctx) -> PoolDisruption:
         duration = ctx.string(b.get("duration"), f"{path}.duration") or None
         if (schedule is None) != (duration is None):
             raise ctx.error(path, "'schedule' must be set with 'duration'")
+        if schedule is not None:
+            try:
+                Schedule(schedule)
+            except CronError as exc:
+                raise ctx.error(f"{path}.schedule", f"invalid cron {schedule!r}: {exc}") from None
+            if go_duration(duration) is None:
+                raise ctx.error(f"{path}.duration", f"invalid duration {duration!r} (expected e.g. 10h or 30m)")
         budgets.append(Budget(nodes, reasons, schedule, duration))
     return PoolDisruption(policy, after, after_text, tuple(budgets), spec.get("replicas") is not None)
 
@@ -271,10 +300,14 @@ def _name(obj: dict) -> str:
 
 def load_snapshot(objects: Iterable[Mapping], origins: Sequence[str] | None = None) -> Snapshot:
     """Everything consolidation reads from a snapshot; raises InputError naming the object and key."""
-    docs = [(o, origin) for o, origin in _documents(list(objects), origins) if isinstance(o, dict) and o.get("kind")]
+    every = [(o, origin) for o, origin in _documents(list(objects), origins) if isinstance(o, dict)]
+    docs = [(o, origin) for o, origin in every if o.get("kind")]
     scheduling = [(o, origin) for o, origin in docs if o["kind"] not in _CONTROLLERS]
     inputs = load_objects([o for o, _ in scheduling], [origin for _, origin in scheduling])
     snap = Snapshot(inputs)
+    for obj, _ in every:
+        if (gate := _feature_gate(obj)) is not None:
+            snap.spot_to_spot, snap.spot_to_spot_source = gate
     claims_by_node: dict = {}
     claims_by_provider: dict = {}
     raw_nodes = []

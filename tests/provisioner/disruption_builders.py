@@ -73,9 +73,9 @@ def nodeclaim(name, node, consolidatable=True, deleting=False):
             "status": {"nodeName": node, "conditions": conditions}}
 
 
-def run(*objects, types=TYPES, spot_to_spot=False, pools=None):
+def run(*objects, types=TYPES, spot_to_spot=None, pools=None, now=None):
     objs = list(pools if pools is not None else [pool()]) + [nodeclass()] + list(objects)
-    return consolidate(load_snapshot(objs), catalog=catalog(*types), zones=ZONES, spot_to_spot=spot_to_spot)
+    return consolidate(load_snapshot(objs), catalog=catalog(*types), zones=ZONES, spot_to_spot=spot_to_spot, now=now)
 
 
 def why(result) -> dict:

@@ -355,3 +355,68 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path):
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.strip().count("\n") == 0
     assert "spec.disruption.budgets[0].nodes" in out.stderr and "pool.yaml" in out.stderr
+
+
+# --- scheduled budgets and the feature gate -----------------------------------------------------
+
+@pytest.mark.parametrize("at, active", [
+    ("2026-11-23T07:59", False), ("2026-11-23T08:00", True), ("2026-11-23T17:59", True),
+    ("2026-11-23T18:00", False), ("2026-11-22T09:00", False),  # a Sunday
+])
+def test_scheduled_budget_is_active_for_its_duration_after_each_firing(at, active):
+    """pkg/apis/v1/nodepool.go Budget.IsActive: active when the schedule's next firing after
+    (now - duration) is not after now (robfig/cron standard syntax, UTC)."""
+    from datetime import datetime
+
+    from provisioner.disruption.cron import is_active
+    assert is_active("0 8 * * mon-fri", 10 * 3600, datetime.fromisoformat(at)) is active
+
+
+def test_cron_day_fields_or_when_both_restricted_and_descriptors():
+    """robfig/cron (ParseStandard, as nodepool.go uses): day-of-month and day-of-week match either
+    when both are restricted; @daily and friends are accepted."""
+    from datetime import datetime
+
+    from provisioner.disruption.cron import CronError, Schedule
+    s = Schedule("0 0 1 * mon")
+    assert s.matches(datetime(2026, 11, 2)) and s.matches(datetime(2026, 12, 1)) and not s.matches(datetime(2026, 11, 3))
+    assert Schedule("@daily").matches(datetime(2026, 1, 5, 0, 0))
+    assert Schedule("*/15 9-17 * * *").matches(datetime(2026, 1, 5, 9, 45))
+    with pytest.raises(CronError):
+        Schedule("61 * * * *")
+
+
+def test_scheduled_zero_budget_blocks_only_inside_its_window():
+    """nodepool.go GetAllowedDisruptionsByReason: an inactive budget allows everything."""
+    from datetime import datetime
+    pools = [pool(budgets=[{"nodes": "100%"}, {"nodes": "0", "schedule": "0 8 * * mon-fri", "duration": "10h"}])]
+    inside = run(knode("e"), pools=pools, now=datetime(2026, 11, 23, 9, 0))
+    outside = run(knode("e"), pools=pools, now=datetime(2026, 11, 23, 19, 0))
+    assert inside.actions == [] and "schedule: '0 8 * * mon-fri', duration: 10h, active now" in why(inside)["e"]
+    assert acted(outside) == [("delete", "empty", ["e"])]
+    assert any("evaluated at 2026-11-23T19:00Z" in a for a in outside.assumptions)
+
+
+def test_feature_gate_is_read_from_the_karpenter_deployment_or_chart_values():
+    """Karpenter's chart passes featureGates as the FEATURE_GATES env of its Deployment
+    (pkg/operator/options); the render holds the chart's values."""
+    from provisioner.disruption.snapshot import load_snapshot
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "karpenter", "namespace": "kube-system"},
+                  "spec": {"template": {"spec": {"containers": [{"name": "controller", "env": [
+                      {"name": "FEATURE_GATES", "value": "ReservedCapacity=true,SpotToSpotConsolidation=true"}]}]}}}}
+    snap = load_snapshot([deployment])
+    assert (snap.spot_to_spot, snap.spot_to_spot_source) == (True, "Deployment karpenter's FEATURE_GATES")
+    assert load_snapshot([{"settings": {"featureGates": {"spotToSpotConsolidation": False}}}]).spot_to_spot is False
+    objs = (knode("n", "m.4xlarge", capacity_type="spot"), bound("web-0", "n", cpu="1", memory="2Gi"), deployment)
+    r = run(*objs, pools=[pool(capacity_types=("spot",))])
+    assert "needs 15 cheaper instance types" in why(r)["n"]  # the gate is on: the 15-type rule decides
+    assert any("feature gate is on (read from Deployment karpenter's FEATURE_GATES)" in a for a in r.assumptions)
+
+
+def test_cli_bad_schedule_exits_2(tmp_path):
+    bad = tmp_path / "pool.yaml"
+    bad.write_text("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: x}\nspec:\n"
+                   "  template: {spec: {nodeClassRef: {name: d}}}\n"
+                   "  disruption: {budgets: [{nodes: '0', schedule: '0 25 * * *', duration: 1h}]}\n")
+    out = _cli("-f", str(bad))
+    assert out.returncode == 2 and "spec.disruption.budgets[0].schedule: invalid cron" in out.stderr

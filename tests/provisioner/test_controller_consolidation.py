@@ -105,7 +105,7 @@ def test_consolidation_runs_after_a_change_at_most_once_per_interval():
     --consolidation-interval; with nothing changed it does not run again."""
     calls = []
 
-    def fake(objects):
+    def fake(objects, now):
         calls.append(len(objects))
         return {"actions": [], "blocked": [], "summary": {}, "candidates": {}, "causes": []}
     controller = _controller(fake, interval=30.0)
@@ -120,7 +120,7 @@ def test_consolidation_runs_after_a_change_at_most_once_per_interval():
 
 
 def test_consolidation_failure_is_counted_and_the_advisor_goes_on():
-    def broken(objects):
+    def broken(objects, now):
         raise RuntimeError("boom")
     controller = _controller(broken)
     controller.tick(1.0)
@@ -130,7 +130,7 @@ def test_consolidation_failure_is_counted_and_the_advisor_goes_on():
 def test_real_core_causes_name_each_blocked_node():
     """Each sentence of the core maps to one short cause for the metric label."""
     result = core.make_consolidate(CatalogHolder(None, core.load_bundled, on_change=lambda c: None), "us-east-1")(
-        snapshot_objects())
+        snapshot_objects(), 0.0)
     assert sorted(result["causes"]) == ["budget", "do-not-disrupt", "pdb"]
     assert cause_of("NodePool 'a' has consolidationPolicy WhenEmpty and the node is not empty") == "policy"
     assert cause_of("no cheaper replacement exists for $0.0800/h") == "no-cheaper-replacement"
