@@ -264,10 +264,15 @@ class _Pass:
             for pool in sorted(by_pool):  # upstream walks a Go map here: pool order is unspecified
                 if i < len(by_pool[pool]):
                     ordered.append(by_pool[pool][i])
+        # Single-node consolidation takes nothing from the budgets while it looks, so a NodePool
+        # without budget skips all its candidates, also those after the command is found.
         for c in ordered:
             b = budgets.get(c.pool)
             if b is None or b.remaining == 0:
                 self._note(c, b.describe() if b else "its NodePool has no budget")
+        for c in ordered:
+            b = budgets.get(c.pool)
+            if b is None or b.remaining == 0:
                 continue
             if (score := can_pass_threshold(c, self.totals)) is not None:
                 self._note(c, f"NodePool {c.pool!r} has consolidationPolicy Balanced and even deleting the node "

@@ -128,10 +128,13 @@ def _feature_gate(obj: dict) -> tuple[bool, str] | None:
                     if "SpotToSpotConsolidation" in gates:
                         name = (obj.get("metadata") or {}).get("name")
                         return gates["SpotToSpotConsolidation"].strip().lower() == "true", f"Deployment {name}'s FEATURE_GATES"
-    elif "kind" not in obj and isinstance(obj.get("settings"), dict):
-        gates = obj["settings"].get("featureGates")
+    elif "kind" not in obj:
+        # Chart values, bare or as the render writes a Helm release (`values:`).
+        values = obj.get("values") if isinstance(obj.get("values"), dict) else obj
+        settings = values.get("settings")
+        gates = settings.get("featureGates") if isinstance(settings, dict) else None
         if isinstance(gates, dict) and "spotToSpotConsolidation" in gates:
-            return bool(gates["spotToSpotConsolidation"]), "the Karpenter chart's values (settings.featureGates)"
+            return gates["spotToSpotConsolidation"] in (True, "true"), "the Karpenter chart's values (settings.featureGates)"
     return None
 
 
