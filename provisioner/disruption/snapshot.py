@@ -134,7 +134,7 @@ def _feature_gate(obj: dict) -> tuple[bool, str] | None:
         settings = values.get("settings")
         gates = settings.get("featureGates") if isinstance(settings, dict) else None
         if isinstance(gates, dict) and "spotToSpotConsolidation" in gates:
-            return gates["spotToSpotConsolidation"] in (True, "true"), "the Karpenter chart's values (settings.featureGates)"
+            return gates["spotToSpotConsolidation"] in (True, "true"), "the Karpenter chart's values, settings.featureGates"
     return None
 
 
