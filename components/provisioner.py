@@ -130,6 +130,7 @@ def advisor_rules(mode: str) -> list[dict[str, Any]]:
     rules = [
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": list(READ)},
         {"apiGroups": ["apps"], "resources": ["daemonsets"], "verbs": list(READ)},
+        {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": list(READ)},
         {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims", "nodeoverlays", "nodepools"], "verbs": list(READ)},
         {"apiGroups": ["karpenter.k8s.aws"], "resources": ["ec2nodeclasses"], "verbs": list(READ)},
     ]

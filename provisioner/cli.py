@@ -8,13 +8,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .commands import consolidate as consolidate_command
 from .commands import drift as drift_command
 from .commands import odigos_prepare as odigos_prepare_command
 from .commands import simulate as simulate_command
 from .controller import command as serve_command
 from .errors import InputError
 
-SUBCOMMANDS = [simulate_command, serve_command, odigos_prepare_command, drift_command]
+SUBCOMMANDS = [simulate_command, serve_command, odigos_prepare_command, drift_command, consolidate_command]
 EXIT_INVALID_INPUT = 2
 
 

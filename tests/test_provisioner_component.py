@@ -119,6 +119,7 @@ def test_advisor_rules_read_watched_kinds_and_write_only_events():
     assert advisor_rules("advisor") == [
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": READ},
         {"apiGroups": ["apps"], "resources": ["daemonsets"], "verbs": READ},
+        {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": READ},
         {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims", "nodeoverlays", "nodepools"], "verbs": READ},
         {"apiGroups": ["karpenter.k8s.aws"], "resources": ["ec2nodeclasses"], "verbs": READ},
         {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},

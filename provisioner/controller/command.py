@@ -58,6 +58,8 @@ def register(subparsers) -> None:
                         help="close a batch at the latest this long after it opened (default 10, as Karpenter)")
     parser.add_argument("--resync", type=_positive, default=300.0, metavar="SECONDS",
                         help="plan again this often while pods stay pending (default 300)")
+    parser.add_argument("--consolidation-interval", type=_positive, default=60.0, metavar="SECONDS",
+                        help="run the consolidation what-if (metrics) at most this often, after a change (default 60)")
     parser.add_argument("--event-qps", type=_positive, default=2.0, help="events written per second at most (default 2)")
     parser.add_argument("--event-burst", type=int, default=20, help="events written in a burst at most (default 20)")
     parser.add_argument("--watch-timeout", type=int, default=300, metavar="SECONDS",
@@ -86,7 +88,8 @@ def run(args) -> int:
         api, bucket=TokenBucket(args.event_qps, args.event_burst), instance=instance)
     controller = Controller(plan=core.make_plan(holder, args.region), metrics=metrics, recorder=recorder,
                             batcher=Batcher(args.batch_idle, args.batch_max), validate=core.validate,
-                            resync=args.resync)
+                            resync=args.resync, consolidate=core.make_consolidate(holder, args.region),
+                            consolidation_interval=args.consolidation_interval)
 
     stop = threading.Event()
     messages: queue.Queue = queue.Queue()

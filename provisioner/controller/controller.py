@@ -21,6 +21,7 @@ from .reflector import Change, Failure, Message, Replace
 log = logging.getLogger(__name__)
 
 PlanFn = Callable[[list], dict]
+ConsolidateFn = Callable[[list, float], dict]  # (objects, now)
 ValidateFn = Callable[[dict], None]
 
 
@@ -62,7 +63,8 @@ def plan_excluding(plan: PlanFn, objects: list, limit: int) -> tuple[dict, list[
 class Controller:
     def __init__(self, *, plan: PlanFn, metrics: Metrics, recorder: EventRecorder | None,
                  batcher: Batcher | None = None, validate: ValidateFn | None = None,
-                 kinds: Iterable[Kind] = WATCHED, resync: float = 300.0, exclusion_limit: int = 20):
+                 kinds: Iterable[Kind] = WATCHED, resync: float = 300.0, exclusion_limit: int = 20,
+                 consolidate: ConsolidateFn | None = None, consolidation_interval: float = 60.0):
         self.plan = plan
         self.metrics = metrics
         self.recorder = recorder  # None: metrics-only mode, nothing is written to the cluster
@@ -76,6 +78,13 @@ class Controller:
         self.pending: set[str] = set()  # uids of unschedulable pods
         self.last_plan: float | None = None
         self.last_result: dict | None = None
+        # The consolidation what-if looks at the whole cluster: it runs after any change, at most
+        # once per interval (a busy cluster changes every second).
+        self.consolidate = consolidate
+        self.consolidation_interval = consolidation_interval
+        self.cluster_changed = True
+        self.last_consolidation: float | None = None
+        self.last_consolidation_result: dict | None = None
 
     @property
     def ready(self) -> bool:
@@ -92,6 +101,7 @@ class Controller:
             admitted = [obj for obj in (self._admit(message.kind, item) for item in message.items) if obj is not None]
             self.cache.replace(message.kind.kind, admitted)
             self.synced.add(message.kind.kind)
+            self.cluster_changed = True
             if message.kind == POD:
                 self.pending = {uid_of(p) for p in admitted if is_unschedulable(p)}
             self._touched(pending_pod=True, now=now)  # after a (re)list, plan once anyway
@@ -127,6 +137,7 @@ class Controller:
             event_type = message.type
         if not self.cache.apply(kind.kind, event_type, obj):
             return
+        self.cluster_changed = True
         pending_pod = False
         if kind == POD:
             uid = uid_of(obj)
@@ -151,19 +162,46 @@ class Controller:
         get refreshed before they expire, and a refreshed catalog reaches the metrics."""
         return self.last_plan + self.resync if self.pending and self.last_plan is not None else None
 
+    def _consolidation_at(self) -> float | None:
+        if self.consolidate is None or not self.cluster_changed:
+            return None
+        return self.last_consolidation + self.consolidation_interval if self.last_consolidation is not None else 0.0
+
     def wait(self, now: float) -> float | None:
         """Seconds until something is due (None: nothing scheduled)."""
-        due = [d for d in (self.batcher.deadline(), self._resync_at()) if d is not None]
+        due = [d for d in (self.batcher.deadline(), self._resync_at(), self._consolidation_at()) if d is not None]
         return max(0.0, min(due) - now) if due else None
 
     def tick(self, now: float) -> bool:
-        """Plan if a batch (or a resync) is due; True if it planned."""
-        resync_at = self._resync_at()
-        if not self.ready or not (self.batcher.due(now) or (resync_at is not None and now >= resync_at)):
+        """Plan if a batch (or a resync) is due, then run the consolidation what-if if it is due;
+        True if it planned."""
+        if not self.ready:
             return False
-        self.batcher.close()
-        self.reconcile(now)
-        return True
+        resync_at = self._resync_at()
+        planned = False
+        if self.batcher.due(now) or (resync_at is not None and now >= resync_at):
+            self.batcher.close()
+            self.reconcile(now)
+            planned = True
+        consolidation_at = self._consolidation_at()
+        if consolidation_at is not None and now >= consolidation_at:
+            self.reconsider(now)
+        return planned
+
+    def reconsider(self, now: float) -> dict | None:
+        """The consolidation what-if on the cached cluster, exported as metrics."""
+        self.cluster_changed = False
+        self.last_consolidation = now
+        objects = [obj for k in self.kinds for obj in self.cache.items(k.kind)]
+        try:
+            result = self.consolidate(objects, now)
+        except Exception:  # noqa: BLE001 - counted and logged; the advisor keeps running
+            self.metrics.consolidation.runs.labels(result="error").inc()
+            log.exception("consolidation what-if failed")
+            return None
+        self.metrics.consolidation.observe(result, result.get("causes") or [])
+        self.last_consolidation_result = result
+        return result
 
     def reconcile(self, now: float) -> dict | None:
         pods = [p for p in self.cache.items(POD.kind) if uid_of(p) in self.pending]

@@ -13,7 +13,9 @@ from typing import Any, Callable
 
 from ..api import simulate
 from ..catalog import SHIPPED, shipped_catalog
-from ..loader import load_objects
+from ..disruption.causes import cause_of
+from ..disruption.consolidation import consolidate
+from ..disruption.snapshot import load_snapshot
 from .catalog import CatalogHolder
 
 log = logging.getLogger(__name__)
@@ -22,7 +24,7 @@ log = logging.getLogger(__name__)
 def validate(obj: dict) -> None:
     """Raises InputError when the core cannot use this one object (checked on arrival, so a bad
     object is skipped and counted instead of failing every plan)."""
-    load_objects([obj])
+    load_snapshot([obj])  # the scheduling loader, plus what consolidation reads (disruption, PDBs)
 
 
 def make_plan(holder: CatalogHolder, region: str) -> Callable[[list], dict]:
@@ -31,6 +33,20 @@ def make_plan(holder: CatalogHolder, region: str) -> Callable[[list], dict]:
         return simulate(objects, catalog=choice.catalog if choice else None, region=region).to_dict()
 
     return plan
+
+
+def make_consolidate(holder: CatalogHolder, region: str) -> Callable[[list, float], dict]:
+    """The consolidation what-if on the cached objects at `now` (Unix time; scheduled budgets):
+    the `consolidate -o json` shape, plus `candidates` (method -> eligible nodes) and `causes`
+    (one short cause per blocked node)."""
+    def run(objects: list, now: float) -> dict:
+        choice = holder.current
+        at = datetime.fromtimestamp(now, timezone.utc).replace(tzinfo=None)
+        result = consolidate(load_snapshot(objects), catalog=choice.catalog if choice else None, region=region, now=at)
+        return {**result.to_dict(), "candidates": dict(result.candidates),
+                "causes": [cause_of(why) for _, why in result.blocked]}
+
+    return run
 
 
 def bundled_as_of() -> float | None:

@@ -22,7 +22,7 @@ class Kind:
 
     @property
     def custom(self) -> bool:
-        return self.group not in ("", "apps")
+        return self.group not in ("", "apps", "policy")
 
 
 POD = Kind("Pod", "", "v1", "pods")
@@ -35,6 +35,10 @@ EC2NODECLASS = Kind("EC2NodeClass", "karpenter.k8s.aws", "v1", "ec2nodeclasses")
 # device through one): without them, pods needing such a resource would look unschedulable.
 NODEOVERLAY = Kind("NodeOverlay", "karpenter.sh", "v1alpha1", "nodeoverlays", optional=True)
 
+# PodDisruptionBudgets only matter to the consolidation what-if (a PDB allowing no eviction
+# keeps its pods' nodes); namespaced, in the policy group.
+PDB = Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets")
+
 # Every kind the plan needs: readiness waits for a first full list of each, because planning
 # with (say) NodePools not listed yet would call every pending pod unschedulable.
-WATCHED: tuple[Kind, ...] = (NODEPOOL, EC2NODECLASS, NODEOVERLAY, NODECLAIM, NODE, DAEMONSET, POD)
+WATCHED: tuple[Kind, ...] = (NODEPOOL, EC2NODECLASS, NODEOVERLAY, NODECLAIM, NODE, DAEMONSET, POD, PDB)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Protocol
 
-from .kinds import DAEMONSET, NODE, POD, Kind
+from .kinds import DAEMONSET, NODE, PDB, POD, Kind
 
 
 class ApiError(Exception):
@@ -72,6 +72,7 @@ class KubernetesApi:
         self._api_client = api_client or client.ApiClient()
         self.core = client.CoreV1Api(self._api_client)
         self.apps = client.AppsV1Api(self._api_client)
+        self.policy = client.PolicyV1Api(self._api_client)
         self.custom = client.CustomObjectsApi(self._api_client)
         self.request_timeout = request_timeout
 
@@ -93,6 +94,8 @@ class KubernetesApi:
             return self.core.list_node, {}
         if kind == DAEMONSET:
             return self.apps.list_daemon_set_for_all_namespaces, {}
+        if kind == PDB:
+            return self.policy.list_pod_disruption_budget_for_all_namespaces, {}
         return self.custom.list_cluster_custom_object, {"group": kind.group, "version": kind.version, "plural": kind.plural}
 
     def _call(self, func, **kwargs) -> Any:

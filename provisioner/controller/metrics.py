@@ -82,6 +82,7 @@ class Metrics:
                                registry=r)
         self._catalog_as_of: float | None = None
         self.catalog_age.set_function(self._age)
+        self.consolidation = ConsolidationMetrics(r, clock)
 
     def _age(self) -> float:
         return max(0.0, self.clock() - self._catalog_as_of) if self._catalog_as_of is not None else float("nan")
@@ -114,3 +115,56 @@ class Metrics:
             self.nodepool_nodeclaims.labels(nodepool=pool).set(claims[pool])
         self.plan_hourly_price.set(round(hourly_price, 6))
         self.last_plan.set(self.clock())
+
+
+class ConsolidationMetrics:
+    """The consolidation what-if (provisioner.disruption): what Karpenter would start now and why
+    the other nodes stay. Causes are a fixed, small set (provisioner.disruption.causes)."""
+
+    def __init__(self, registry: CollectorRegistry, clock: Callable[[], float] = time.time):
+        self.clock = clock
+        r = registry
+        self.candidates = Gauge(f"{PREFIX}_consolidation_candidate_nodes",
+                                "Nodes eligible for each disruption method at the last consolidation what-if "
+                                "(emptiness, multi-node, single-node; as Karpenter's eligible_nodes).",
+                                ["method"], registry=r)
+        self.action_nodes = Gauge(f"{PREFIX}_consolidation_action_nodes",
+                                  "Nodes in the command Karpenter would start now, by kind (delete, replace) and "
+                                  "reason (empty, underutilized).", ["kind", "reason"], registry=r)
+        self.blocked = Gauge(f"{PREFIX}_consolidation_blocked_nodes",
+                             "Karpenter-managed nodes left alone, by cause (do-not-disrupt, pdb, budget, policy, "
+                             "no-cheaper-replacement, waits-next-pass, ...).", ["cause"], registry=r)
+        self.savings = Gauge(f"{PREFIX}_consolidation_savings_usd_hour",
+                             "Hourly savings of the command Karpenter would start now.", registry=r)
+        self.price = Gauge(f"{PREFIX}_consolidation_hourly_price_usd",
+                           "Hourly price of the Karpenter-managed nodes, before and after that command.",
+                           ["when"], registry=r)
+        self.runs = Counter(f"{PREFIX}_consolidations", "Consolidation what-ifs run, by result (ok, error).",
+                            ["result"], registry=r)
+        self.last = Gauge(f"{PREFIX}_last_consolidation_timestamp_seconds",
+                          "When the last consolidation what-if finished (Unix time).", registry=r)
+
+    def observe(self, result: dict, causes: Iterable[str]) -> None:
+        """Replace every consolidation gauge with `result` (the `consolidate -o json` shape plus
+        `candidates`, method -> eligible nodes); `causes`: one per blocked node."""
+        self.candidates.clear()
+        for method, count in sorted((result.get("candidates") or {}).items()):
+            self.candidates.labels(method=method).set(count)
+        nodes: dict = defaultdict(int)
+        for action in result.get("actions") or []:
+            nodes[(action["kind"], action["reason"])] += len(action["nodes"])
+        self.action_nodes.clear()
+        for (kind, reason), count in sorted(nodes.items()):
+            self.action_nodes.labels(kind=kind, reason=reason).set(count)
+        by_cause: dict = defaultdict(int)
+        for cause in causes:
+            by_cause[cause] += 1
+        self.blocked.clear()
+        for cause, count in sorted(by_cause.items()):
+            self.blocked.labels(cause=cause).set(count)
+        self.savings.set(round(sum(a["savings_usd_hour"] for a in result.get("actions") or []), 6))
+        summary = result.get("summary") or {}
+        self.price.labels(when="before").set(summary.get("price_usd_hour_before", 0.0))
+        self.price.labels(when="after").set(summary.get("price_usd_hour_after", 0.0))
+        self.runs.labels(result="ok").inc()
+        self.last.set(self.clock())

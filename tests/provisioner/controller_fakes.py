@@ -191,6 +191,7 @@ _PATHS = {
     "/apis/karpenter.sh/v1/nodepools": "NodePool", "/apis/karpenter.sh/v1/nodeclaims": "NodeClaim",
     "/apis/karpenter.sh/v1alpha1/nodeoverlays": "NodeOverlay",
     "/apis/karpenter.k8s.aws/v1/ec2nodeclasses": "EC2NodeClass",
+    "/apis/policy/v1/poddisruptionbudgets": "PodDisruptionBudget",
 }
 _KINDS = {k.kind: k for k in WATCHED}
 _EVENT = re.compile(r"^/api/v1/namespaces/([^/]+)/events(?:/([^/]+))?$")

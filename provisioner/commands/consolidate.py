@@ -1,0 +1,69 @@
+"""`provisioner consolidate`: read a cluster snapshot, print what Karpenter's consolidation would
+start now (JSON or a table). All I/O lives here; the semantics are in provisioner.disruption."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+
+from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load_catalog_file
+from ..disruption.consolidation import consolidate
+from ..disruption.report import render_table
+from ..disruption.snapshot import load_snapshot
+from ..errors import InputError
+from ..manifests import read_paths
+from .simulate import _discount, _zones
+
+
+def _time(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text.rstrip("Zz"))
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a UTC time like 2026-05-04T09:30") from None
+    if value.tzinfo is not None:
+        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "consolidate", help="what Karpenter's consolidation would do now with this cluster snapshot, and why not elsewhere",
+        description="From a snapshot of NodePools, EC2NodeClasses, Nodes, NodeClaims, Pods, PodDisruptionBudgets and "
+                    "DaemonSets (kubectl get -o yaml), the disruption command Karpenter v1.14 would start in its "
+                    "current pass, and the reason each other Karpenter-managed node stays.")
+    parser.add_argument("-f", "--filename", dest="paths", action="append", required=True, metavar="SNAPSHOT",
+                        help="YAML file or folder (repeatable)")
+    parser.add_argument("--catalog", metavar="PATH", help="instance-type catalog JSON (default: the shipped EC2 catalog)")
+    parser.add_argument("--region", default=DEFAULT_REGION, help=f"AWS region label (default {DEFAULT_REGION})")
+    parser.add_argument("--zones", type=_zones, default=list(DEFAULT_ZONES), metavar="A,B,C",
+                        help="zones offered to replacements, besides the nodes' own (default "
+                             f"{','.join(DEFAULT_ZONES)})")
+    parser.add_argument("--spot-discount", type=_discount, default=DEFAULT_SPOT_DISCOUNT, metavar="FRACTION",
+                        help=f"assumed spot discount off on-demand (default {DEFAULT_SPOT_DISCOUNT})")
+    parser.add_argument("--spot-to-spot", choices=("on", "off"), default=None,
+                        help="Karpenter's SpotToSpotConsolidation feature gate (default: as the snapshot shows it, in "
+                             "a Karpenter Deployment's FEATURE_GATES or the chart's values; else off, as upstream)")
+    parser.add_argument("--at", type=_time, default=None, metavar="YYYY-MM-DDTHH:MM",
+                        help="UTC time at which scheduled disruption budgets are evaluated (default: now)")
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    objects, origins = read_paths(args.paths)
+    catalog = load_catalog_file(args.catalog) if args.catalog else None
+    if catalog is not None and not catalog.types:
+        raise InputError("the catalog has no instance types", origin=args.catalog)
+    snap = load_snapshot(objects, origins)
+    for warning in snap.inputs.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    gate = None if args.spot_to_spot is None else args.spot_to_spot == "on"
+    result = consolidate(snap, catalog=catalog, region=args.region, zones=args.zones, spot_discount=args.spot_discount,
+                         spot_to_spot=gate, now=args.at or datetime.now(timezone.utc).replace(tzinfo=None))
+    if args.output == "json":
+        json.dump(result.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_table(result))
+    return 0

@@ -1,0 +1,73 @@
+"""SimulateScheduling (pkg/controllers/disruption/helpers.go) on the provisioner's scheduling
+core: the candidates' pods, with the pending pods and those of nodes already being deleted, are
+scheduled on the remaining nodes first and on new NodeClaims otherwise."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import labels as L
+from ..api import plan_pools
+from ..models import Inputs, Pod
+from .pdb import Limits
+
+
+def marked_for_deletion(node) -> bool:
+    """StateNode.MarkedForDeletion for a snapshot: the Node or its NodeClaim is being deleted."""
+    claim = node.claim
+    return node.deleting or (claim is not None and (claim.deleting or claim.terminating))
+
+
+@dataclass
+class Simulation:
+    errors: dict = field(default_factory=dict)  # moved pod name -> why it would not schedule
+    nodeclaims: list = field(default_factory=list)  # result.NodeClaimResult of the new NodeClaims
+    uninitialized: str | None = None  # a node not yet initialized that would receive moved pods
+
+
+class Simulator:
+    """Schedules with a fixed snapshot; one instance serves every candidate set of a pass."""
+
+    def __init__(self, snap, pools, notes, limits: Limits):
+        self.snap, self.pools, self.notes, self.limits = snap, pools, list(notes), limits
+        self.models = {p.name: p for p in snap.inputs.bound_pods}
+        self.info_by_node: dict = {}
+        for info in snap.pods:
+            if info.node_name:
+                self.info_by_node.setdefault(info.node_name, []).append(info)
+        self.deleting = {n.name for n in snap.nodes if marked_for_deletion(n)}
+        self.initialized = {n.name for n in snap.nodes
+                            if n.claim is None or n.labels.get(L.INITIALIZED) == "true"}
+
+    def _movable(self, node_names) -> list:
+        """The currently reschedulable pods of these nodes, unbound (CurrentlyReschedulablePods)."""
+        out = []
+        for name in sorted(node_names):
+            for info in self.info_by_node.get(name, []):
+                model = self.models.get(info.name)
+                if model is not None and self.limits.is_currently_reschedulable(info):
+                    out.append(Pod(model.name, model.spec))
+        return out
+
+    def run(self, candidates) -> Simulation:
+        names = {c.name for c in candidates}
+        gone = names | self.deleting
+        base = self.snap.inputs
+        moved = self._movable(names)
+        from_deleting = self._movable(self.deleting - names)
+        inputs = Inputs(nodepools=base.nodepools, nodeclasses=base.nodeclasses,
+                        pods=list(base.pods) + moved + from_deleting,
+                        bound_pods=[p for p in base.bound_pods if p.node_name not in gone],
+                        daemonsets=base.daemonsets, nodes=[n for n in base.nodes if n.name not in gone],
+                        overlays=base.overlays, namespaces=base.namespaces)
+        result = plan_pools(inputs, self.pools, self.notes)
+        moved_names = {p.name for p in moved} | {p.name for p in from_deleting}
+        sim = Simulation(nodeclaims=list(result.nodeclaims))
+        for u in result.unschedulable:
+            if u.pod in moved_names:  # pending pods may stay pending (AllNonPendingPodsScheduled)
+                sim.errors[u.pod] = u.reason
+        candidate_pods = {p.name for p in moved}
+        for node, pods in sorted(result.existing.items()):
+            if node not in self.initialized and candidate_pods.intersection(pods):
+                sim.uninitialized = node
+                break
+        return sim
