@@ -27,7 +27,7 @@ _UNEXPECTED = re.compile(r"^Additional properties are not allowed \((.*) (?:was|
 _INDEX = re.compile(r"\[\d+\]")
 
 
-def _expanded(violations: list[Any]) -> dict[str, str]:
+def expanded_violations(violations: list[Any]) -> dict[str, str]:
     """Violations as {path: message}, an unknown-fields message split into one path per field."""
     found: dict[str, str] = {}
     for violation in violations:
@@ -45,20 +45,25 @@ def _violations(version: str, manifest_json: str) -> dict[str, str]:
     # Cached by content: the same objects are checked on every load (tests, planner, preview).
     from .. import crds
 
-    return _expanded(crds.validator_for(version).validate(json.loads(manifest_json)))
+    return expanded_violations(crds.validator_for(version).validate(json.loads(manifest_json)))
+
+
+def violations(manifest: dict[str, Any], version: str) -> dict[str, str]:
+    """`{object path: message}` of `manifest` under `version`'s CRDs (cached by content)."""
+    return _violations(version, json.dumps(manifest, sort_keys=True))
 
 
 def manifest_gaps(manifest: dict[str, Any], version: str) -> list[tuple[str, str, str]]:
     """`(object path, message, first release without the problem)` for each problem of `manifest`
     under `version` that some later supported release does not have."""
-    pinned = _violations(version, json.dumps(manifest, sort_keys=True))
+    pinned = violations(manifest, version)
     if not pinned:
         return []
     later = [v for v in reference.supported() if reference.order(v) > reference.order(version)]
     remaining = dict(pinned)
     gaps = []
     for candidate in later:
-        present = _violations(candidate, json.dumps(manifest, sort_keys=True))
+        present = violations(manifest, candidate)
         for path in [p for p in remaining if p not in present]:
             gaps.append((path, remaining.pop(path), candidate))
     return gaps
