@@ -132,3 +132,20 @@ def test_chart_defaults_and_crds_per_release_equal_upstream(version):
     assert "description" not in schema["properties"]["spec"]
     assert data.enums["karpenter.sh_nodepools:spec.disruption.consolidationPolicy"] == \
         expected["properties"]["spec"]["properties"]["disruption"]["properties"]["consolidationPolicy"]["enum"]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+NAMES = ["AWS::Partition", "AWS::Region", "ClusterName", "KarpenterNodeRole.Arn"]
+_text = st.text(alphabet=st.characters(blacklist_characters="${}", blacklist_categories=("Cs",)), max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(_text, st.sampled_from(NAMES).map(lambda n: "${" + n + "}")), max_size=6),
+       st.fixed_dictionaries({n: _text for n in NAMES}))
+def test_substitute_fills_every_placeholder_and_nothing_else(parts, values):
+    text = "".join(parts)
+    result = cfn.substitute({"k": [text]}, values)["k"][0]
+    assert "${" not in result
+    assert result == "".join(values[p[2:-1]] if p.startswith("${") and p[2:-1] in values else p for p in parts)

@@ -192,3 +192,23 @@ def test_render_checks_custom_resources_without_shared(monkeypatch, tmp_path):
     pool.inputs["spec"]["disruption"]["consolidationPolicy"] = "WhenIdle"
     problems = check_capture(capture)
     assert len(problems) == 1 and "consolidationPolicy" in problems[0]
+
+
+def test_a_clone_without_shared_renders_and_checks_its_custom_resources(tmp_path):
+    """The project copied where no ../shared/ exists beside it (a user's clone): the render still
+    validates every custom resource and chart value, from components/reference/data/."""
+    import shutil
+    import subprocess
+    import sys
+
+    clone = tmp_path / "clone"
+    for name in ("components", "offline", "stacks"):
+        shutil.copytree(PROJECT_DIR / name, clone / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(PROJECT_DIR / name, clone / name)
+    assert not (tmp_path / "shared").exists()
+    done = subprocess.run([sys.executable, "-m", "offline.render", "staging"], cwd=clone, capture_output=True,
+                          text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert "Upstream checks (CRD schemas and CEL rules, chart values): 0 problem(s)." in done.stdout
+    assert (clone / "build" / "staging" / "manifests" / "helm-karpenter.yaml").is_file()
