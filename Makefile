@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STACK  ?= dev
 STAMP  := $(VENV)/.installed
 
-.PHONY: install render test simulate bench docs preview up destroy clean pr-report
+.PHONY: install render test simulate bench docs preview up destroy clean pr-report reference upgrade-plan preflight
 
 # Re-install only when the pinned dependency lists change.
 $(STAMP): requirements.txt provisioner/pyproject.toml
@@ -54,3 +54,19 @@ destroy: $(STAMP)
 
 clean:
 	rm -rf build
+
+# The per-release Karpenter data (IAM, interruption rules, chart defaults, CRD schemas, enums) the
+# program carries, regenerated from the upstream files; commit the result.
+REFERENCE_SRC ?= ../shared/reference/karpenter-versions
+reference: $(STAMP)
+	$(PY) -m components.reference.generate --from $(REFERENCE_SRC) --out components/reference/data
+
+# What changes from the stack's pinned Karpenter release to TO, and the steps (docs/upgrades.md).
+upgrade-plan: $(STAMP)
+	@test -n "$(TO)" || { echo "usage: make upgrade-plan STACK=<stack> TO=<version>"; exit 2; }
+	$(PY) -m offline.upgrade $(STACK) --to $(TO)
+
+# Read-only checks of the live cluster before moving it to TO (current kubeconfig context).
+preflight: $(STAMP)
+	@test -n "$(TO)" || { echo "usage: make preflight STACK=<stack> TO=<version>"; exit 2; }
+	$(PY) -m offline.preflight $(STACK) --to $(TO)

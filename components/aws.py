@@ -79,7 +79,8 @@ class KarpenterAws(pulumi.ComponentResource):
         self.queue_url: pulumi.Output[str] | None = None
         if self._karpenter.interruption_handling:
             queue = InterruptionQueue(f"{name}-interruption", cluster_name=cluster.name, region=cluster.region,
-                                      partition=cluster.partition, account_id=cluster.account_id, opts=self._child)
+                                      partition=cluster.partition, account_id=cluster.account_id,
+                                      version=self._karpenter.version, opts=self._child)
             self.queue_name, self.queue_arn, self.queue_url = queue.queue_name, queue.queue_arn, queue.queue_url
         self._declare_controller_role()
         discovery = DiscoveryTags(f"{name}-discovery", cluster_name=cluster.name, subnets=config.settings.cluster.subnets,
@@ -109,15 +110,15 @@ class KarpenterAws(pulumi.ComponentResource):
                 f"{name}-node",
                 name=role_name,
                 description="Nodes launched by Karpenter",
-                assume_role_policy=cluster.dns_suffix.apply(lambda suffix: json.dumps(iam.node_trust(suffix))),
+                assume_role_policy=cluster.dns_suffix.apply(lambda suffix: json.dumps(iam.node_trust(suffix, karpenter.version))),
                 permissions_boundary=karpenter.permissions_boundary,
                 opts=child,
             )
-            for policy in iam.NODE_MANAGED_POLICIES:
+            for policy in iam.node_managed_policies(karpenter.version):
                 aws.iam.RolePolicyAttachment(
                     f"{name}-node-{policy}",
                     role=role.name,
-                    policy_arn=cluster.partition.apply(lambda p, n=policy: iam.node_managed_policy_arns(p)[n]),
+                    policy_arn=cluster.partition.apply(lambda p, n=policy: iam.node_managed_policy_arns(p, karpenter.version)[n]),
                     opts=child,
                 )
             self.node_role_arn = pulumi.Output.all(cluster.partition, cluster.account_id, role_name).apply(
@@ -173,10 +174,10 @@ class KarpenterAws(pulumi.ComponentResource):
             node_role_arn=self.node_role_arn, queue_arn=self.queue_arn,
         ).apply(lambda a: iam.controller_policies(
             iam.Scope(a["partition"], cluster.region, a["account_id"], a["cluster_name"]),
-            node_role_arn=a["node_role_arn"], queue_arn=a["queue_arn"],
+            node_role_arn=a["node_role_arn"], queue_arn=a["queue_arn"], version=karpenter.version,
         ))
         self.controller_policy_arns: dict[str, pulumi.Output[str]] = {}
-        for key in iam.controller_policy_keys(interruption=self.queue_arn is not None):
+        for key in iam.controller_policy_keys(interruption=self.queue_arn is not None, version=karpenter.version):
             slug = iam.CONTROLLER_POLICY_SLUGS[key]
             policy = aws.iam.Policy(
                 f"{name}-controller-{slug}",

@@ -2,9 +2,10 @@
 version's `openAPIV3Schema` (with jsonschema) and its CEL `x-kubernetes-validations` rules
 (with cel-python).
 
-The CRDs are upstream files in `../shared/reference/karpenter/crds/`, not part of the project,
-so this runs in tests and in the offline render only; `pulumi up` relies on the typed config
-(components/config/), which enforces the same rules before anything is declared.
+The CRDs are the pinned release's, from the project's generated data (components/reference/:
+served schemas and CEL rules of `make reference`), so this runs wherever the program runs: the
+config loader checks what the stack would apply (components/config/versions.py), the offline
+render re-checks the rendered objects. Tests also point it at the upstream YAML files.
 
 Where we deliberately differ from the API server (all stricter, none looser):
 - unknown fields are errors; the API server silently prunes them (a typo would vanish);
@@ -17,6 +18,7 @@ defaulting (`default` values are applied before validation, as the API server do
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,10 +28,9 @@ from typing import Any, Iterator
 import jsonschema
 import yaml
 
+from . import reference
 from .config.kube import check_label_key, check_label_value
 
-REFERENCE_DIR = Path(__file__).resolve().parents[2] / "shared" / "reference"
-CRD_DIR = REFERENCE_DIR / "karpenter" / "crds"
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
@@ -188,13 +189,21 @@ class Cel:
 
 
 class CrdValidator:
-    """Every CRD of a folder, by group and kind; `validate(manifest)` lists the violations."""
+    """Every CRD of a release (a version from the project's data, the newest when None) or of a
+    folder of CRD YAML files, by group and kind; `validate(manifest)` lists the violations."""
 
-    def __init__(self, crd_dir: Path = CRD_DIR):
+    def __init__(self, source: Path | str | None = None):
         self.crds: dict[tuple[str, str], dict[str, Any]] = {}
-        for path in sorted(crd_dir.glob("*.yaml")):
-            crd = yaml.safe_load(path.read_text())
-            self.crds[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd
+        if isinstance(source, Path):
+            for path in sorted(source.glob("*.yaml")):
+                crd = yaml.safe_load(path.read_text())
+                self.crds[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd
+        else:
+            for crd in reference.release(source or reference.newest()).crds.values():
+                versions = [{"name": v["name"], "served": v["served"], "storage": v["storage"],
+                             "schema": {"openAPIV3Schema": v["schema"]}} for v in crd["versions"]]
+                spec = {"group": crd["group"], "names": {"kind": crd["kind"], "plural": crd["plural"]}, "versions": versions}
+                self.crds[(crd["group"], crd["kind"])] = {"spec": spec}
         self._validators: dict[tuple[str, str, str], Any] = {}
 
     @cached_property
@@ -260,9 +269,16 @@ def is_karpenter_object(manifest: dict[str, Any]) -> bool:
     return group in ("karpenter.sh", "karpenter.k8s.aws")
 
 
-def validate_manifests(manifests: list[dict[str, Any]], validator: CrdValidator | None = None) -> dict[str, list[Violation]]:
+@functools.lru_cache(maxsize=None)
+def validator_for(version: str | None = None) -> CrdValidator:
+    """The (shared, cached) validator of a supported release; compiled schemas and CEL programs are reused."""
+    return CrdValidator(version or reference.newest())
+
+
+def validate_manifests(manifests: list[dict[str, Any]], validator: CrdValidator | None = None,
+                       version: str | None = None) -> dict[str, list[Violation]]:
     """Violations of every Karpenter object, keyed `<Kind>/<name>`; empty lists for valid ones."""
-    validator = validator or CrdValidator()
+    validator = validator or validator_for(version)
     return {
         f"{m['kind']}/{(m.get('metadata') or {}).get('name')}": validator.validate(m)
         for m in manifests if is_karpenter_object(m)

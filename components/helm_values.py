@@ -1,9 +1,11 @@
 """Chart values key check: every key we generate must exist in the chart's default values.
 
 The karpenter charts ship no values schema, so helm ignores a misspelt key silently (e.g.
-`settings.featureGate.nodeOverlay` would leave NodeOverlay off with no error). The defaults
-file is upstream data in `../shared/reference/`, so the check runs in tests and in the offline
-render; the program generates values only from typed config, whose keys are fixed in code.
+`settings.featureGate.nodeOverlay` would leave NodeOverlay off with no error). The karpenter
+charts' defaults are the pinned release's, from the project's generated data
+(components/reference/), so the check runs wherever the program runs (a key the pinned release
+lacks is refused when the config is loaded, components/config/versions.py). The Odigos schema
+is upstream data in `../shared/reference/`, checked in tests and the offline render.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from typing import Any, Iterable
 
 import yaml
 
+from . import reference
+
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "shared" / "reference"
-KARPENTER_DEFAULTS = REFERENCE_DIR / "karpenter" / "chart-values.yaml"
-KARPENTER_CRD_DEFAULTS = REFERENCE_DIR / "karpenter" / "crd-chart-values.yaml"
 
 # Subtrees whose children are the user's or Kubernetes' own keys (maps and Kubernetes
 # types), not chart settings. Empty-map defaults (annotations, podLabels, resources, ...) are
@@ -34,6 +36,28 @@ class UnknownValuesKey(ValueError):
 
 def load_defaults(path: Path) -> dict[str, Any]:
     return yaml.safe_load(path.read_text()) or {}
+
+
+def karpenter_defaults(chart: str, version: str | None = None) -> dict[str, Any]:
+    """Default values of chart `karpenter` or `karpenter-crd` in `version` (the newest when None)."""
+    return reference.release(version or reference.newest()).chart_defaults(chart)
+
+
+def free_form(chart: str) -> frozenset[str]:
+    return KARPENTER_FREE_FORM if chart == "karpenter" else frozenset()
+
+
+def first_version_with(chart: str, path: str) -> str | None:
+    """The oldest supported release whose `chart` defaults define the dotted key `path`."""
+    for version in reference.supported():
+        if not unknown_keys(_nested(path), karpenter_defaults(chart, version), free_form(chart)):
+            return version
+    return None
+
+
+def _nested(path: str) -> dict[str, Any]:
+    head, _, rest = path.partition(".")
+    return {head: _nested(rest) if rest else None}
 
 
 def unknown_keys(values: dict[str, Any], defaults: dict[str, Any], free_form: Iterable[str] = (), prefix: str = "") -> list[str]:

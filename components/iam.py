@@ -1,9 +1,10 @@
-"""Pure builders for Karpenter's IAM: the six controller policies, both trust policies, the node role.
+"""Pure builders for Karpenter's IAM: the controller policies, both trust policies, the node role.
 
-The controller policies follow Karpenter v1.14.1's getting-started CloudFormation template
-statement by statement (tests compare them with the reference facts); only the placeholders
-`${AWS::Partition}`, `${AWS::Region}`, `${AWS::AccountId}`, `${ClusterName}`, the node role ARN and
-the queue ARN are filled in here. Nothing in this module touches Pulumi.
+The controller policies and the node role are the pinned release's getting-started CloudFormation
+template, statement by statement, read from the project's generated data (components/reference/;
+tests compare them with the upstream files); only the placeholders `${AWS::Partition}`,
+`${AWS::Region}`, `${AWS::AccountId}`, `${ClusterName}`, the node role ARN and the queue ARN are
+filled in here. `version=None` means the newest supported release. Nothing here touches Pulumi.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from . import reference
 from .naming import IAM_INSTANCE_PROFILE_NAME_MAX, IAM_POLICY_NAME_MAX, IAM_ROLE_NAME_MAX, scoped
+from .reference.cfn import substitute
 
 POLICY_VERSION = "2012-10-17"
 # IAM's limit for a managed policy document; whitespace is not counted, so measure minified JSON.
@@ -52,207 +55,72 @@ def minified_size(doc: Document) -> int:
     return len(json.dumps(doc, separators=(",", ":")))
 
 
-# --- the six controller policies -------------------------------------------------------------
+# --- the controller policies, from the pinned release's data -----------------------------------
 
-# The tags Karpenter puts on everything it launches; the conditions below only let it touch those.
-def _owned(scope: Scope, kind: str) -> dict[str, str]:
-    return {f"aws:{kind}/kubernetes.io/cluster/{scope.cluster_name}": "owned"}
-
-
-def _nodepool(kind: str) -> dict[str, str]:
-    return {f"aws:{kind}/karpenter.sh/nodepool": "*"}
+def _release(version: str | None) -> "reference.Release":
+    return reference.release(version or reference.newest())
 
 
-def _launched(scope: Scope) -> list[str]:
-    return [scope.ec2(kind) for kind in
-            ("fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request")]
+def _scope_values(scope: Scope) -> dict[str, str]:
+    return {"AWS::Partition": scope.partition, "AWS::Region": scope.region,
+            "AWS::AccountId": scope.account_id, "ClusterName": scope.cluster_name}
 
 
-def node_lifecycle_statements(scope: Scope) -> list[Statement]:
+_STATEMENT_ORDER = ("Sid", "Effect", "Principal", "Action", "Resource", "Condition")
+
+
+def normalised(statement: Statement) -> Statement:
+    """Upstream writes a single Action or Resource as a string; we always write lists (same
+    meaning to IAM, one shape for policies and tests), in a fixed key order."""
+    out = {key: statement[key] for key in _STATEMENT_ORDER if key in statement}
+    out.update({k: v for k, v in statement.items() if k not in out})
+    for key in ("Action", "Resource"):
+        if isinstance(out.get(key), str):
+            out[key] = [out[key]]
+    return out
+
+
+def _statements(key: str, values: dict[str, str], version: str | None) -> list[Statement]:
+    """Policy `key`'s statements in `version` (newest when None) with placeholders filled in;
+    empty when that release has no such policy."""
+    for policy in _release(version).controller_policies:
+        if policy["key"] == key:
+            return [normalised(s) for s in substitute(policy["statements"], values)]
+    return []
+
+
+def node_lifecycle_statements(scope: Scope, *, version: str | None = None) -> list[Statement]:
     """Launch, tag and terminate instances, fleets and launch templates of this cluster only."""
-    return [
-        {
-            "Sid": "AllowScopedEC2InstanceAccessActions",
-            "Effect": "Allow",
-            "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
-            "Resource": [
-                scope.ec2("image", account=""),
-                scope.ec2("snapshot", account=""),
-                scope.ec2("security-group"),
-                scope.ec2("subnet"),
-                scope.ec2("capacity-reservation"),
-                scope.ec2("placement-group"),
-            ],
-        },
-        {
-            "Sid": "AllowScopedEC2LaunchTemplateAccessActions",
-            "Effect": "Allow",
-            "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
-            "Resource": [scope.ec2("launch-template")],
-            "Condition": {"StringEquals": _owned(scope, "ResourceTag"), "StringLike": _nodepool("ResourceTag")},
-        },
-        {
-            "Sid": "AllowScopedEC2InstanceActionsWithTags",
-            "Effect": "Allow",
-            "Action": ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"],
-            "Resource": _launched(scope),
-            "Condition": {
-                "StringEquals": {**_owned(scope, "RequestTag"), "aws:RequestTag/eks:eks-cluster-name": scope.cluster_name},
-                "StringLike": _nodepool("RequestTag"),
-            },
-        },
-        {
-            "Sid": "AllowScopedResourceCreationTagging",
-            "Effect": "Allow",
-            "Action": ["ec2:CreateTags"],
-            "Resource": _launched(scope),
-            "Condition": {
-                "StringEquals": {
-                    **_owned(scope, "RequestTag"),
-                    "aws:RequestTag/eks:eks-cluster-name": scope.cluster_name,
-                    "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"],
-                },
-                "StringLike": _nodepool("RequestTag"),
-            },
-        },
-        {
-            "Sid": "AllowScopedResourceTagging",
-            "Effect": "Allow",
-            "Action": ["ec2:CreateTags"],
-            "Resource": [scope.ec2("instance")],
-            "Condition": {
-                "StringEquals": _owned(scope, "ResourceTag"),
-                "StringLike": _nodepool("ResourceTag"),
-                "StringEqualsIfExists": {"aws:RequestTag/eks:eks-cluster-name": scope.cluster_name},
-                "ForAllValues:StringEquals": {"aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]},
-            },
-        },
-        {
-            "Sid": "AllowScopedDeletion",
-            "Effect": "Allow",
-            "Action": ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
-            "Resource": [scope.ec2("instance"), scope.ec2("launch-template")],
-            "Condition": {"StringEquals": _owned(scope, "ResourceTag"), "StringLike": _nodepool("ResourceTag")},
-        },
-    ]
+    return _statements("NodeLifecycle", _scope_values(scope), version)
 
 
-def iam_integration_statements(scope: Scope, node_role_arn: str) -> list[Statement]:
+def iam_integration_statements(scope: Scope, node_role_arn: str, *, version: str | None = None) -> list[Statement]:
     """Pass the node role to EC2 and manage the instance profiles Karpenter creates for it."""
-    region_tag = "topology.kubernetes.io/region"
-    nodeclass_tag = "karpenter.k8s.aws/ec2nodeclass"
-    request_tags = {
-        **_owned(scope, "RequestTag"),
-        "aws:RequestTag/eks:eks-cluster-name": scope.cluster_name,
-        f"aws:RequestTag/{region_tag}": scope.region,
-    }
-    resource_tags = {**_owned(scope, "ResourceTag"), f"aws:ResourceTag/{region_tag}": scope.region}
-    return [
-        {
-            "Sid": "AllowPassingInstanceRole",
-            "Effect": "Allow",
-            "Action": ["iam:PassRole"],
-            "Resource": [node_role_arn],
-            "Condition": {"StringEquals": {"iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]}},
-        },
-        {
-            "Sid": "AllowScopedInstanceProfileCreationActions",
-            "Effect": "Allow",
-            "Action": ["iam:CreateInstanceProfile"],
-            "Resource": [scope.instance_profiles],
-            "Condition": {"StringEquals": request_tags, "StringLike": {f"aws:RequestTag/{nodeclass_tag}": "*"}},
-        },
-        {
-            "Sid": "AllowScopedInstanceProfileTagActions",
-            "Effect": "Allow",
-            "Action": ["iam:TagInstanceProfile"],
-            "Resource": [scope.instance_profiles],
-            "Condition": {
-                "StringEquals": {**resource_tags, **request_tags},
-                "StringLike": {f"aws:ResourceTag/{nodeclass_tag}": "*", f"aws:RequestTag/{nodeclass_tag}": "*"},
-            },
-        },
-        {
-            "Sid": "AllowScopedInstanceProfileActions",
-            "Effect": "Allow",
-            "Action": ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"],
-            "Resource": [scope.instance_profiles],
-            "Condition": {"StringEquals": resource_tags, "StringLike": {f"aws:ResourceTag/{nodeclass_tag}": "*"}},
-        },
-    ]
+    return _statements("IAMIntegration", {**_scope_values(scope), "KarpenterNodeRole.Arn": node_role_arn}, version)
 
 
-def eks_integration_statements(scope: Scope) -> list[Statement]:
+def eks_integration_statements(scope: Scope, *, version: str | None = None) -> list[Statement]:
     """Find the API server endpoint of this cluster."""
-    return [{
-        "Sid": "AllowAPIServerEndpointDiscovery",
-        "Effect": "Allow",
-        "Action": ["eks:DescribeCluster"],
-        "Resource": [scope.cluster_arn],
-    }]
+    return _statements("EKSIntegration", _scope_values(scope), version)
 
 
-def interruption_statements(queue_arn: str) -> list[Statement]:
+def interruption_statements(queue_arn: str, *, version: str | None = None) -> list[Statement]:
     """Read and delete interruption messages from this cluster's queue."""
-    return [{
-        "Sid": "AllowInterruptionQueueActions",
-        "Effect": "Allow",
-        "Action": ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"],
-        "Resource": [queue_arn],
-    }]
+    return _statements("Interruption", {"KarpenterInterruptionQueue.Arn": queue_arn}, version)
 
 
-def zonal_shift_statements(scope: Scope) -> list[Statement]:
-    """Read ARC zonal shift status of this cluster only."""
-    return [{
-        "Sid": "AllowZonalShiftStatusReadOnly",
-        "Effect": "Allow",
-        "Action": ["arc-zonal-shift:GetManagedResource"],
-        "Resource": ["*"],
-        "Condition": {"StringEquals": {"arc-zonal-shift:ResourceIdentifier": scope.cluster_arn}},
-    }]
+def zonal_shift_statements(scope: Scope, *, version: str | None = None) -> list[Statement]:
+    """Read ARC zonal shift status of this cluster only (from 1.12)."""
+    return _statements("ZonalShift", _scope_values(scope), version)
 
 
-def resource_discovery_statements(scope: Scope) -> list[Statement]:
+def resource_discovery_statements(scope: Scope, *, version: str | None = None) -> list[Statement]:
     """Read-only discovery: instance types, offerings, prices, AMIs, subnets, security groups, profiles."""
-    return [
-        {
-            "Sid": "AllowRegionalReadActions",
-            "Effect": "Allow",
-            "Action": [
-                "ec2:DescribeCapacityReservations",
-                "ec2:DescribeImages",
-                "ec2:DescribeInstances",
-                "ec2:DescribeInstanceStatus",
-                "ec2:DescribeInstanceTypeOfferings",
-                "ec2:DescribeInstanceTypes",
-                "ec2:DescribeLaunchTemplates",
-                "ec2:DescribePlacementGroups",
-                "ec2:DescribeSecurityGroups",
-                "ec2:DescribeSpotPriceHistory",
-                "ec2:DescribeSubnets",
-            ],
-            "Resource": ["*"],
-            "Condition": {"StringEquals": {"aws:RequestedRegion": scope.region}},
-        },
-        {
-            "Sid": "AllowSSMReadActions",
-            "Effect": "Allow",
-            "Action": ["ssm:GetParameter"],
-            "Resource": [f"arn:{scope.partition}:ssm:{scope.region}::parameter/aws/service/*"],
-        },
-        {"Sid": "AllowPricingReadActions", "Effect": "Allow", "Action": ["pricing:GetProducts"], "Resource": ["*"]},
-        {"Sid": "AllowUnscopedInstanceProfileListAction", "Effect": "Allow", "Action": ["iam:ListInstanceProfiles"], "Resource": ["*"]},
-        {
-            "Sid": "AllowInstanceProfileReadActions",
-            "Effect": "Allow",
-            "Action": ["iam:GetInstanceProfile"],
-            "Resource": [scope.instance_profiles],
-        },
-    ]
+    return _statements("ResourceDiscovery", _scope_values(scope), version)
 
 
-# Upstream's policy keys, in upstream order; the managed policy is `KarpenterController<key>Policy-<cluster>`.
+# Every key any supported release has, in upstream order; the managed policy is
+# `KarpenterController<key>Policy-<cluster>`.
 CONTROLLER_POLICY_KEYS = ("NodeLifecycle", "IAMIntegration", "EKSIntegration", "Interruption", "ZonalShift", "ResourceDiscovery")
 # The same keys as Pulumi resource-name suffixes (and so as file names in build/<stack>/iam/).
 CONTROLLER_POLICY_SLUGS = {
@@ -265,23 +133,33 @@ CONTROLLER_POLICY_SLUGS = {
 }
 
 
-def controller_policy_keys(*, interruption: bool) -> list[str]:
-    """The controller policies a stack gets. Without an interruption queue the Interruption policy
-    would have no resource to name, so it is left out."""
-    return [key for key in CONTROLLER_POLICY_KEYS if interruption or key != "Interruption"]
+def controller_policy_keys(*, interruption: bool, version: str | None = None) -> list[str]:
+    """The controller policies a stack gets: the release's, in upstream order. Without an
+    interruption queue the Interruption policy would have no resource to name, so it is left out."""
+    keys = [p["key"] for p in _release(version).controller_policies]
+    unknown = set(keys) - set(CONTROLLER_POLICY_KEYS)
+    if unknown:  # a new upstream policy needs a slug (its resource name) before it can be declared
+        raise ValueError(f"Karpenter {version}: controller policies without a slug: {sorted(unknown)}")
+    return [key for key in keys if interruption or key != "Interruption"]
 
 
-def controller_policies(scope: Scope, *, node_role_arn: str, queue_arn: str | None) -> dict[str, Document]:
+def controller_policies(scope: Scope, *, node_role_arn: str, queue_arn: str | None,
+                        version: str | None = None) -> dict[str, Document]:
     """The controller's managed policy documents by upstream key (no Interruption without a queue)."""
-    builders = {
-        "NodeLifecycle": lambda: node_lifecycle_statements(scope),
-        "IAMIntegration": lambda: iam_integration_statements(scope, node_role_arn),
-        "EKSIntegration": lambda: eks_integration_statements(scope),
-        "Interruption": lambda: interruption_statements(queue_arn or ""),
-        "ZonalShift": lambda: zonal_shift_statements(scope),
-        "ResourceDiscovery": lambda: resource_discovery_statements(scope),
-    }
-    return {key: document(builders[key]()) for key in controller_policy_keys(interruption=queue_arn is not None)}
+    values = {**_scope_values(scope), "KarpenterNodeRole.Arn": node_role_arn,
+              "KarpenterInterruptionQueue.Arn": queue_arn or ""}
+    return {key: document(_statements(key, values, version))
+            for key in controller_policy_keys(interruption=queue_arn is not None, version=version)}
+
+
+def controller_actions(version: str | None = None) -> set[str]:
+    """Every IAM action the release's controller policies grant (what the upgrade planner compares)."""
+    actions: set[str] = set()
+    for policy in _release(version).controller_policies:
+        for statement in policy["statements"]:
+            action = statement.get("Action", [])
+            actions.update([action] if isinstance(action, str) else action)
+    return actions
 
 
 def controller_policy_name(key: str, cluster_name: str) -> str:
@@ -334,21 +212,23 @@ def controller_role_name(cluster_name: str) -> str:
 
 # --- node role -------------------------------------------------------------------------------
 
-NODE_MANAGED_POLICIES = (
-    "AmazonEKSWorkerNodePolicy",
-    "AmazonEKS_CNI_Policy",
-    "AmazonEC2ContainerRegistryPullOnly",
-    "AmazonSSMManagedInstanceCore",
-)
+def node_managed_policies(version: str | None = None) -> tuple[str, ...]:
+    """The AWS managed policies upstream attaches to the node role in `version`."""
+    return tuple(_release(version).node_role["managedPolicies"])
 
 
-def node_trust(dns_suffix: str) -> Document:
+# The newest release's; every supported release has the same four (tested).
+NODE_MANAGED_POLICIES = node_managed_policies()
+
+
+def node_trust(dns_suffix: str, version: str | None = None) -> Document:
     """EC2 may assume the node role (upstream: `ec2.${AWS::URLSuffix}`, the partition's DNS suffix)."""
-    return document([{"Effect": "Allow", "Principal": {"Service": f"ec2.{dns_suffix}"}, "Action": ["sts:AssumeRole"]}])
+    trust = substitute(_release(version).node_role["trust"], {"AWS::URLSuffix": dns_suffix})
+    return document([normalised(s) for s in trust["Statement"]])
 
 
-def node_managed_policy_arns(partition: str) -> dict[str, str]:
-    return {name: f"arn:{partition}:iam::aws:policy/{name}" for name in NODE_MANAGED_POLICIES}
+def node_managed_policy_arns(partition: str, version: str | None = None) -> dict[str, str]:
+    return {name: f"arn:{partition}:iam::aws:policy/{name}" for name in node_managed_policies(version)}
 
 
 def node_role_name(cluster_name: str) -> str:

@@ -1,7 +1,8 @@
 """Interruption handling: the SQS queue Karpenter polls and the five EventBridge rules feeding it.
 
 Pure builders (queue policy, rules, names) and the `InterruptionQueue` component declaring them.
-The event patterns are exactly upstream's `source` + `detail-type` pairs (Karpenter v1.14.1): a
+The event patterns and the queue policy are the pinned release's, read from the project's data
+(components/reference/), exactly upstream's `source` + `detail-type` pairs: a
 misspelt detail-type or a different key is accepted by EventBridge and then matches nothing, so
 the queue would silently stay empty.
 """
@@ -14,8 +15,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from . import reference
 from .arns import sqs_queue_arn
-from .iam import POLICY_VERSION, Document
+from .iam import POLICY_VERSION, Document, normalised
+from .reference.cfn import substitute
 from .naming import EVENT_RULE_NAME_MAX, SQS_QUEUE_NAME_MAX, scoped, shorten
 
 # Karpenter only needs a message until it has acted on it; upstream keeps them five minutes.
@@ -27,20 +30,39 @@ TARGET_ID = "KarpenterInterruptionQueueTarget"
 class Rule:
     slug: str
     """Suffix of the rule's name and of its Pulumi resource name."""
-    source: str
-    detail_type: str
+    pattern: tuple[tuple[str, tuple[str, ...]], ...]
+    """Upstream's event pattern, frozen (see `event_pattern`)."""
 
     def event_pattern(self) -> dict[str, list[str]]:
-        return {"source": [self.source], "detail-type": [self.detail_type]}
+        return {key: list(values) for key, values in self.pattern}
+
+    @property
+    def detail_type(self) -> str:
+        return ", ".join(self.event_pattern().get("detail-type", []))
 
 
-RULES = (
-    Rule("health-event", "aws.health", "AWS Health Event"),
-    Rule("spot-interruption", "aws.ec2", "EC2 Spot Instance Interruption Warning"),
-    Rule("rebalance", "aws.ec2", "EC2 Instance Rebalance Recommendation"),
-    Rule("instance-state-change", "aws.ec2", "EC2 Instance State-change Notification"),
-    Rule("capacity-reservation-interruption", "aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
-)
+# Upstream's logical ids -> our names; a release with a rule not listed here fails loudly.
+RULE_SLUGS = {
+    "ScheduledChangeRule": "health-event",
+    "SpotInterruptionRule": "spot-interruption",
+    "RebalanceRule": "rebalance",
+    "InstanceStateChangeRule": "instance-state-change",
+    "CapacityReservationInterruptionRule": "capacity-reservation-interruption",
+}
+
+
+def rules(version: str | None = None) -> tuple[Rule, ...]:
+    """The release's EventBridge rules in upstream order (newest release when None)."""
+    found = []
+    for rule in reference.release(version or reference.newest()).interruption["rules"]:
+        if rule["logicalId"] not in RULE_SLUGS:
+            raise ValueError(f"Karpenter {version}: EventBridge rule {rule['logicalId']} has no slug")
+        pattern = tuple((key, tuple(values)) for key, values in rule["eventPattern"].items())
+        found.append(Rule(RULE_SLUGS[rule["logicalId"]], pattern))
+    return tuple(found)
+
+
+RULES = rules()
 
 
 def queue_name(cluster_name: str) -> str:
@@ -53,28 +75,11 @@ def rule_name(cluster_name: str, rule: Rule) -> str:
     return scoped(cluster_name, EVENT_RULE_NAME_MAX, suffix=f"-{rule.slug}")
 
 
-def queue_policy(queue_arn: str) -> Document:
-    """EventBridge (and SQS itself) may send; any request without TLS is denied."""
-    return {
-        "Version": POLICY_VERSION,
-        "Id": "EC2InterruptionPolicy",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
-                "Action": ["sqs:SendMessage"],
-                "Resource": [queue_arn],
-            },
-            {
-                "Sid": "DenyHTTP",
-                "Effect": "Deny",
-                "Principal": "*",
-                "Action": ["sqs:*"],
-                "Resource": [queue_arn],
-                "Condition": {"Bool": {"aws:SecureTransport": False}},
-            },
-        ],
-    }
+def queue_policy(queue_arn: str, version: str | None = None) -> Document:
+    """Upstream's queue policy: EventBridge (and SQS itself) may send; any request without TLS is denied."""
+    policy = substitute(reference.release(version or reference.newest()).interruption["queuePolicy"],
+                        {"KarpenterInterruptionQueue.Arn": queue_arn})
+    return {"Version": POLICY_VERSION, "Id": policy["Id"], "Statement": [normalised(s) for s in policy["Statement"]]}
 
 
 class InterruptionQueue(pulumi.ComponentResource):
@@ -90,7 +95,7 @@ class InterruptionQueue(pulumi.ComponentResource):
     """
 
     def __init__(self, name: str, *, cluster_name: pulumi.Input[str], region: str,
-                 partition: pulumi.Input[str], account_id: pulumi.Input[str],
+                 partition: pulumi.Input[str], account_id: pulumi.Input[str], version: str | None = None,
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("karpenter-platform:index:InterruptionQueue", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -111,12 +116,12 @@ class InterruptionQueue(pulumi.ComponentResource):
         aws.sqs.QueuePolicy(
             f"{name}-queue-policy",
             queue_url=queue.url,
-            policy=queue_arn.apply(lambda arn: json.dumps(queue_policy(arn))),
+            policy=queue_arn.apply(lambda arn: json.dumps(queue_policy(arn, version))),
             region=region,
             opts=child,
         )
         self.rules: dict[str, aws.cloudwatch.EventRule] = {}
-        for rule in RULES:
+        for rule in rules(version):
             event_rule = aws.cloudwatch.EventRule(
                 f"{name}-{rule.slug}",
                 name=cluster.apply(lambda c, r=rule: rule_name(c, r)),

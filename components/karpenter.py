@@ -1,5 +1,5 @@
 """The two Karpenter helm releases: `karpenter-crd` (the CRDs, kept forever) and `karpenter`
-(the controller, without its own copy of the CRDs)."""
+(the controller, without its own copy of the CRDs), both at the stack's `karpenter.version`."""
 
 from __future__ import annotations
 
@@ -41,12 +41,15 @@ def controller_chart_values(
     queue_name: pulumi.Input[str] | None,
     controller_role_arn: pulumi.Input[str],
 ) -> dict[str, Any]:
-    """Values of the `karpenter` chart; every key exists in the chart's defaults (tested).
+    """Values of the `karpenter` chart; every key exists in the pinned release's chart defaults (checked
+    when the config is loaded, components/config/versions.py).
     Outputs sit at the leaves only, so everything else is known at preview (policies read it)."""
     karpenter = config.settings.karpenter
     settings: dict[str, Any] = {"clusterName": cluster_name, "clusterEndpoint": cluster_endpoint}
     if queue_name is not None:
         settings["interruptionQueue"] = queue_name
+    if karpenter.enable_zonal_shift is not None:
+        settings["enableZonalShift"] = karpenter.enable_zonal_shift
     gates = feature_gates(config)
     if gates:
         settings["featureGates"] = gates
@@ -85,7 +88,7 @@ class Karpenter(pulumi.ComponentResource):
     ):
         super().__init__("karpenter-platform:index:Karpenter", name, None, opts)
         karpenter = config.settings.karpenter
-        common = {"version": karpenter.chart_version, "namespace": karpenter.namespace,
+        common = {"version": karpenter.version, "namespace": karpenter.namespace,
                   "create_namespace": karpenter.namespace != "kube-system", "max_history": 10}
         self.crd_release = k8s.helm.v3.Release(
             f"{name}-crd",

@@ -51,8 +51,8 @@ def test_controller_release_skips_crds_and_waits_for_the_crd_release():
 
 
 def test_chart_version_and_namespace_come_from_config():
-    crd, controller = declare({"karpenter": {"chartVersion": "1.14.0", "namespace": "karpenter"}})
-    assert (crd.inputs["version"], controller.inputs["version"]) == ("1.14.0", "1.14.0")
+    crd, controller = declare({"karpenter": {"version": "1.12.2", "namespace": "karpenter"}})
+    assert (crd.inputs["version"], controller.inputs["version"]) == ("1.12.2", "1.12.2")
     assert (crd.inputs["namespace"], controller.inputs["namespace"]) == ("karpenter", "karpenter")
     assert controller.inputs["createNamespace"] is True
 
@@ -140,7 +140,7 @@ def test_free_form_maps_accept_any_key(chart_defaults):
 
 def test_chart_defaults_version_matches_the_pinned_chart():
     version = shared("reference/karpenter/VERSION.txt").read_text().split()[0]
-    assert version == "v" + platform_from().settings.karpenter.chart_version
+    assert version == "v" + platform_from().settings.karpenter.version
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -6,8 +6,9 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
+from .. import reference
 from .base import Model
 from .kube import DnsLabel, Quantity
 
@@ -30,7 +31,7 @@ class FeatureGates(Model):
     static_capacity: bool | None = None
     """Static NodePools (`replicas`)."""
     capacity_buffer: bool | None = None
-    """Capacity buffers."""
+    """Capacity buffers (Karpenter 1.14+)."""
 
 
 class ResourceList(Model):
@@ -69,8 +70,11 @@ class NodeRoleConfig(Model):
 class KarpenterConfig(Model):
     """Karpenter itself."""
 
-    chart_version: str = "1.14.1"
-    """Exact version of the karpenter and karpenter-crd charts (no ranges)."""
+    version: str = Field(default_factory=reference.newest)
+    """The Karpenter release (exact, e.g. `1.12.2`; default the newest supported). It sets the karpenter and
+    karpenter-crd chart versions, the controller IAM policies, node role, interruption rules, the chart values
+    accepted and the CRDs custom resources are checked against. Supported: the releases under
+    `components/reference/data/` (`python -m offline.upgrade` plans a change)."""
     namespace: DnsLabel = "kube-system"
     """Namespace of the controller."""
     service_account: DnsLabel = "karpenter"
@@ -87,6 +91,9 @@ class KarpenterConfig(Model):
     """Karpenter feature gates."""
     log_level: Literal["debug", "info", "error"] = "info"
     """Controller log level."""
+    enable_zonal_shift: bool | None = None
+    """Respect ARC zonal shifts when launching nodes (chart `settings.enableZonalShift`, Karpenter 1.12+; needs
+    the cluster registered for zonal shift). Unset keeps the chart default (off)."""
     extra_iam_statements: list[dict[str, Any]] = Field(default_factory=list)
     """IAM statements added to the controller role as one extra inline policy (`KarpenterControllerExtra`),
     in IAM JSON form; at most 10,240 characters of minified JSON (IAM's inline role policy limit)."""
@@ -96,11 +103,22 @@ class KarpenterConfig(Model):
     node_role: NodeRoleConfig = Field(default_factory=NodeRoleConfig)
     """The nodes' IAM role."""
 
-    @field_validator("chart_version")
+    @model_validator(mode="before")
     @classmethod
-    def _pinned(cls, value: str) -> str:
-        if not _SEMVER.match(value):
-            raise ValueError(f"{value!r} is not a pinned chart version (e.g. 1.14.1; no ranges, no 'latest')")
+    def _no_chart_version(cls, data: Any) -> Any:
+        # One source of truth: the release decides the charts, IAM and CRDs together.
+        if isinstance(data, dict) and "chartVersion" in data:
+            raise ValueError("`chartVersion` was replaced by `version` (the Karpenter release: charts, IAM and CRDs "
+                             "together); rename the key")
+        return data
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _supported(cls, value: Any) -> Any:
+        if not isinstance(value, str) or not _SEMVER.match(value):
+            raise ValueError(f"{value!r} is not a pinned Karpenter version (e.g. {reference.newest()}; no ranges, no 'latest')")
+        if value not in reference.supported():
+            raise ValueError(f"Karpenter {value} is not supported; supported versions: {', '.join(reference.supported())}")
         return value
 
     @field_validator("extra_iam_statements")

@@ -249,10 +249,16 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
                                           token_configured=f"{NAMESPACE}odigosOnPremToken" in raw.values))
     if issues or settings is None:
         raise ConfigError(issues)
-    return PlatformConfig(
+    platform = PlatformConfig(
         stack=raw.stack, environment=env, settings=settings, teams=teams,
         odigos_token_configured=f"{NAMESPACE}odigosOnPremToken" in raw.values,
     )
+    from .versions import version_issues  # imports the builders, which import this package
+
+    version_gaps = version_issues(platform)  # config the pinned Karpenter release does not support
+    if version_gaps:
+        raise ConfigError(version_gaps)
+    return platform
 
 
 def _cross_checks(settings: StackSettings, teams: list[Team]) -> list[ConfigIssue]:

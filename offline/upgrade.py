@@ -1,0 +1,244 @@
+"""`python -m offline.upgrade STACK --to VERSION [-o json|table]`: what changes between the Karpenter
+release a stack pins and VERSION, and the steps to get there.
+
+Figures come from the project's per-release data (components/reference/, generated from the
+upstream files by `make reference`): controller IAM actions, karpenter chart value keys and
+defaults, CRDs, served schema fields and enum values; `config.invalid` is the stack's config the
+target refuses (the version gate, components/config/versions.py). The steps follow the upstream
+upgrade guide (website/content/en/docs/upgrading/upgrade-guide.md in aws/karpenter-provider-aws):
+IAM before the controller, CRDs (the karpenter-crd chart) before the controller, the live
+cluster's CRD storedVersions checked first. Exit 0; 2 with a one-line error for an unknown
+version or an invalid stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from components import iam, reference
+from components.config import ConfigError, load_platform
+from components.config.versions import version_issues
+
+# The chart file at each tag still names an earlier release's image (the release commit bumps
+# only these two lines; see ../shared/reference/karpenter-versions/README.md): the chart version
+# decides the image, so these defaults say nothing about an upgrade.
+RELEASE_PINNED_KEYS = frozenset({"controller.image.tag", "controller.image.digest"})
+
+# What the upstream upgrade guide says for a minor that the files cannot show (behaviour, not
+# schema). Source: website/content/en/docs/upgrading/upgrade-guide.md, "Upgrading to 1.x.0+".
+GUIDE_NOTES = {
+    (1, 12): "1.12 adds drift on the CA bundle: the new hashing marks existing nodes as drifted and Karpenter "
+             "replaces them (set disruption budgets or a maintenance window before the controller upgrade)",
+    (1, 14): "1.14 ships the new CRD autoscaling.x-k8s.io_capacitybuffers: the karpenter-crd chart must be "
+             "upgraded alongside the controller so it exists",
+}
+
+
+def _leaves(values: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Dotted paths of a chart's defaults: a non-empty map is a branch, anything else a leaf."""
+    if isinstance(values, dict) and values:
+        for key, sub in values.items():
+            yield from _leaves(sub, f"{prefix}.{key}" if prefix else str(key))
+    else:
+        yield prefix, values
+
+
+def schema_fields(schema: dict[str, Any], prefix: str = "") -> set[str]:
+    """Every field path under a served schema (`[]` for list items, `*` for map values)."""
+    found: set[str] = set()
+    for name, sub in (schema.get("properties") or {}).items():
+        path = f"{prefix}.{name}" if prefix else name
+        found.add(path)
+        found |= schema_fields(sub, path)
+    if isinstance(schema.get("items"), dict):
+        found |= schema_fields(schema["items"], f"{prefix}[]")
+    if isinstance(schema.get("additionalProperties"), dict):
+        found |= schema_fields(schema["additionalProperties"], f"{prefix}.*")
+    return found
+
+
+def crd_fields(crd: dict[str, Any]) -> set[str]:
+    fields: set[str] = set()
+    for served in crd["versions"]:
+        fields |= schema_fields(served["schema"])
+    return fields
+
+
+def _topmost(paths: set[str]) -> list[str]:
+    """Only the outermost of nested paths: a new object is one entry, not one per sub-field."""
+    def parent_in(path: str) -> bool:
+        cut = path
+        while True:
+            cut = cut[: max(cut.rfind("."), cut.rfind("[]"))] if ("." in cut or "[]" in cut) else ""
+            if not cut:
+                return False
+            if cut in paths:
+                return True
+    return sorted(p for p in paths if not parent_in(p))
+
+
+def field_changes(old: reference.Release, new: reference.Release) -> tuple[list[str], list[str]]:
+    added, removed = [], []
+    for stem in sorted(set(old.crds) & set(new.crds)):
+        before, after = crd_fields(old.crds[stem]), crd_fields(new.crds[stem])
+        added += [f"{stem}:{p}" for p in _topmost(after - before)]
+        removed += [f"{stem}:{p}" for p in _topmost(before - after)]
+    return added, removed
+
+
+def enums_added(old: reference.Release, new: reference.Release) -> list[dict[str, Any]]:
+    """New values of enums the old release already had (a new field's enum comes with the field)."""
+    found = []
+    for path, values in new.enums.items():
+        if path in old.enums:
+            extra = [v for v in values if v not in old.enums[path]]
+            if extra:
+                found.append({"path": path, "values": extra})
+    return found
+
+
+def chart_changes(old: reference.Release, new: reference.Release) -> dict[str, Any]:
+    before = dict(_leaves(old.chart_defaults("karpenter")))
+    after = dict(_leaves(new.chart_defaults("karpenter")))
+    return {
+        "added": sorted(set(after) - set(before)),
+        "removed": sorted(set(before) - set(after)),
+        "changedDefaults": [{"key": key, "from": before[key], "to": after[key]} for key in sorted(set(before) & set(after))
+                            if before[key] != after[key] and key not in RELEASE_PINNED_KEYS],
+    }
+
+
+def _statement_changes(old: reference.Release, new: reference.Release) -> list[str]:
+    """`<policy>/<Sid>` of every controller statement that differs (added, removed or changed)."""
+    def by_sid(release: reference.Release) -> dict[str, Any]:
+        return {f"{p['key']}/{s.get('Sid', i)}": s for p in release.controller_policies for i, s in enumerate(p["statements"])}
+    before, after = by_sid(old), by_sid(new)
+    return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+
+
+def steps(stack: str, old: reference.Release, new: reference.Release, plan: dict[str, Any]) -> list[str]:
+    """The ordered procedure (upstream upgrade guide: IAM and CRDs before the controller)."""
+    frm, to = old.version, new.version
+    out: list[str] = []
+    if frm == to:
+        return [f"Nothing to upgrade: stack {stack} already pins Karpenter {to}."]
+    if reference.order(to) < reference.order(frm):
+        out.append(f"This is a downgrade ({frm} -> {to}): helm does not remove CRD fields, and objects using fields "
+                   f"{to} does not serve must be changed first (python -m offline.preflight lists them).")
+    if plan["config"]["invalid"]:
+        out.append(f"Fix the {len(plan['config']['invalid'])} config entr(y/ies) Karpenter {to} refuses (config.invalid) "
+                   f"before anything else.")
+    out.append(f"Check the live cluster (read-only): python -m offline.preflight {stack} --to {to}. Every Karpenter "
+               f"CRD's status.storedVersions must name only versions {to} serves, the installed chart must be {frm}, "
+               "and no object may use a field the target drops.")
+    out.append(f"Set karpenter-platform:karpenter: {{version: \"{to}\"}} in stacks/Pulumi.{stack}.yaml and run "
+               f"make render STACK={stack} (the offline render checks every object against the {to} CRDs).")
+    iam_changes = plan["iam"]
+    statements = _statement_changes(old, new)
+    if iam_changes["added"] or iam_changes["removed"] or statements:
+        parts = []
+        if iam_changes["added"]:
+            parts.append("adds " + ", ".join(iam_changes["added"]))
+        if iam_changes["removed"]:
+            parts.append("removes " + ", ".join(iam_changes["removed"]))
+        parts.append("statements changed: " + ", ".join(statements))
+        out.append(f"IAM before the controller: the controller policies change ({'; '.join(parts)}). The stack updates "
+                   "them first (the karpenter release depends on the AWS side); a role managed elsewhere must be "
+                   "updated by hand before the new controller starts.")
+    else:
+        out.append("IAM: the controller policies are unchanged.")
+    crd_line = f"CRDs before the controller: the karpenter-crd release moves to {to} first"
+    if plan["crds"]["new"]:
+        crd_line += f" and creates {', '.join(plan['crds']['new'])}"
+    if plan["crds"]["fieldsAdded"] or plan["crds"]["enumsAdded"]:
+        crd_line += (f" ({len(plan['crds']['fieldsAdded'])} new field(s), "
+                     f"{sum(len(e['values']) for e in plan['crds']['enumsAdded'])} new enum value(s))")
+    out.append(crd_line + "; the controller release depends on it.")
+    chart = plan["chart"]
+    chart_line = f"Controller: the karpenter chart moves to {to}"
+    if chart["added"]:
+        chart_line += f"; new values: {', '.join(chart['added'])} (off or defaulted unless the stack sets them)"
+    if chart["removed"]:
+        chart_line += f"; values removed: {', '.join(chart['removed'])}"
+    out.append(chart_line + ".")
+    crossed = sorted({(int(v.split('.')[0]), int(v.split('.')[1])) for v in reference.supported()
+                      if min(reference.order(frm), reference.order(to)) < reference.order(v) <= max(reference.order(frm), reference.order(to))})
+    for minor in crossed:
+        if minor in GUIDE_NOTES:
+            out.append("Upgrade guide: " + GUIDE_NOTES[minor] + ".")
+    out.append(f"make preview STACK={stack}, then make up STACK={stack}: one pulumi up applies IAM, then the CRD "
+               "chart, then the controller, in that order.")
+    out.append("After: the controller pods are Ready, kubectl get crd nodepools.karpenter.sh -o "
+               "jsonpath='{.status.storedVersions}' lists only served versions, and a test pod gets a node.")
+    return out
+
+
+def plan(project_dir: Path, stack: str, to: str) -> dict[str, Any]:
+    """The upgrade plan, exactly the issue's JSON shape. Raises UnsupportedVersion, ConfigError."""
+    reference.check(to)
+    platform = load_platform(project_dir, stack)
+    frm = platform.settings.karpenter.version
+    old, new = reference.release(frm), reference.release(to)
+    before, after = iam.controller_actions(frm), iam.controller_actions(to)
+    added_fields, removed_fields = field_changes(old, new)
+    result: dict[str, Any] = {
+        "from": frm,
+        "to": to,
+        "iam": {"added": sorted(after - before), "removed": sorted(before - after)},
+        "chart": chart_changes(old, new),
+        "crds": {"new": sorted(set(new.crds) - set(old.crds)), "fieldsAdded": added_fields,
+                 "fieldsRemoved": removed_fields, "enumsAdded": enums_added(old, new)},
+        "config": {"invalid": [{"file": i.file, "path": i.path, "message": i.message}
+                               for i in version_issues(platform, to)]},
+    }
+    result["steps"] = steps(stack, old, new, result)
+    return result
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [f"Karpenter {result['from']} -> {result['to']}", ""]
+
+    def section(title: str, entries: list[str]) -> None:
+        lines.append(f"{title}: {'none' if not entries else ''}".rstrip())
+        lines.extend(f"  {e}" for e in entries)
+
+    section("IAM actions added", result["iam"]["added"])
+    section("IAM actions removed", result["iam"]["removed"])
+    section("Chart values added", result["chart"]["added"])
+    section("Chart values removed", result["chart"]["removed"])
+    section("Chart defaults changed", [f"{c['key']}: {c['from']!r} -> {c['to']!r}" for c in result["chart"]["changedDefaults"]])
+    section("New CRDs", result["crds"]["new"])
+    section("CRD fields added", result["crds"]["fieldsAdded"])
+    section("CRD fields removed", result["crds"]["fieldsRemoved"])
+    section("Enum values added", [f"{e['path']}: {', '.join(e['values'])}" for e in result["crds"]["enumsAdded"]])
+    section("Config the target refuses", [f"{i['file']}: {i['path']}: {i['message']}" for i in result["config"]["invalid"]])
+    lines += ["", "Steps:"]
+    lines += [f"  {n}. {s}" for n, s in enumerate(result["steps"], 1)]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m offline.upgrade", description=__doc__.splitlines()[0])
+    parser.add_argument("stack", help="stack name (stacks/Pulumi.<stack>.yaml)")
+    parser.add_argument("--to", required=True, help=f"target Karpenter version ({', '.join(reference.supported())})")
+    parser.add_argument("-o", "--output", choices=("json", "table"), default="table")
+    parser.add_argument("--project-dir", type=Path, default=Path.cwd(), help="folder holding Pulumi.yaml")
+    args = parser.parse_args(argv)
+    try:
+        result = plan(args.project_dir.resolve(), args.stack, args.to)
+    except reference.UnsupportedVersion as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except ConfigError as err:
+        print(f"error: stack {args.stack} is invalid: {'; '.join(map(str, err.issues))}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2) if args.output == "json" else table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
