@@ -10,10 +10,11 @@ import sys
 
 from .commands import odigos_prepare as odigos_prepare_command
 from .commands import simulate as simulate_command
+from .commands import tune as tune_command
 from .controller import command as serve_command
 from .errors import InputError
 
-SUBCOMMANDS = [simulate_command, serve_command, odigos_prepare_command]
+SUBCOMMANDS = [simulate_command, serve_command, odigos_prepare_command, tune_command]
 EXIT_INVALID_INPUT = 2
 
 
