@@ -146,6 +146,9 @@ def _only(part: str, repeat: int, out) -> int:
         throughput([1000, 5000, 20000], repeat, out)
     elif part == "cost":
         cost(out)
+    elif part == "presets":
+        from . import presets
+        presets.run(out)
     elif part == "engine":
         from . import engine
         engine.run(out, repeat)

@@ -4,7 +4,7 @@ Karpenter packs pending pods into one NodeClaim until only the largest allowed t
 then launches the cheapest of those (scheduler.go, nodeclaim.go); which NodePools allow which
 types therefore decides the price. The search only *narrows* pools: every change is a
 requirement on an instance-type label (size cap on `instance-cpu`, `instance-category`,
-`instance-generation`) whose admitted set is a subset of what the pool admitted. It never
+`instance-generation`, `instance-cpu-manufacturer` within the pool's architectures) whose admitted set is a subset of what the pool admitted. It never
 changes taints, labels, capacity types, zones or architectures (the team set them for reasons
 the simulator cannot see: interruption tolerance, image architectures, data locality).
 
@@ -27,7 +27,8 @@ TEAM_LABEL = "karpenter-platform.io/team"  # set by the platform on every team N
 CPU_KEY = "karpenter.k8s.aws/instance-cpu"
 CATEGORY_KEY = "karpenter.k8s.aws/instance-category"
 GENERATION_KEY = "karpenter.k8s.aws/instance-generation"
-TUNABLE_KEYS = (CPU_KEY, CATEGORY_KEY, GENERATION_KEY)
+MANUFACTURER_KEY = "karpenter.k8s.aws/instance-cpu-manufacturer"
+TUNABLE_KEYS = (CPU_KEY, CATEGORY_KEY, GENERATION_KEY, MANUFACTURER_KEY)
 # Largest vCPU counts tried as caps (`instance-cpu Lt N+1`): the sizes EC2 families share.
 CAP_LADDER = (2, 4, 8, 16, 32, 48, 64, 96, 128, 192)
 # Category subsets tried: the general-purpose trio and its parts (memory-per-vCPU 2, 4, 8 GiB).
@@ -160,6 +161,9 @@ class _Search:
                 chosen = sorted(set(subset) & current)
                 if chosen and set(chosen) != current:
                     out.append(requirement_dict(key, "In", chosen))
+        elif key == MANUFACTURER_KEY:  # same architecture, so the same images run (e.g. intel vs amd)
+            if len(current) > 1:
+                out.extend(requirement_dict(key, "In", [v]) for v in sorted(current))
         elif key == GENERATION_KEY:
             numbers = sorted(int(v) for v in current if v.isdigit())
             for floor in numbers[1:]:
