@@ -25,8 +25,9 @@ def _ratio(make, mode, cap=None):
 
 
 def run(out, caps=CAPS, with_tune=True) -> dict:
-    header = ["workload", "pods", "LP bound open $/h", "open", "presets (shipped)"] + \
-        [f"presets, cap {c} vCPU" for c in caps] + (["tune (from shipped presets)", "tune s"] if with_tune else [])
+    header = ["workload", "pods", "LP bound (open / presets) $/h", "open", "presets, no cap (before)"] + \
+        [f"presets, cap {c} vCPU" for c in caps] + ["presets (shipped)"] + \
+        (["tune (from shipped presets)", "tune s", "tune plans"] if with_tune else [])
     print("| " + " | ".join(header) + " |", file=out)
     print("|---|---:|" + "---:|" * (len(header) - 2), file=out)
     columns: dict = {h: [] for h in header[3:]}
@@ -34,18 +35,20 @@ def run(out, caps=CAPS, with_tune=True) -> dict:
         cells = []
         inputs, result, bound = _ratio(make, "open")
         cells.append(f"{result.pods:,}")
-        cells.append(f"{bound:.2f}")
         def cell(res, b, column):
             ratio = res.price_usd_hour / b
             columns[column].append(ratio)
             extra = f" ({len(res.unschedulable)} unsched.)" if res.unschedulable else ""
             return f"{ratio:.2f}x ${res.price_usd_hour:.2f}{extra}"
-        cells.append(cell(result, bound, "open"))
+        open_cell = cell(result, bound, "open")
+        _, res, b = _ratio(make, "preset", 0)
+        uncapped = cell(res, b, "presets, no cap (before)")
         inputs, result, pbound = _ratio(make, "preset")
-        cells.append(cell(result, pbound, "presets (shipped)"))
+        cells += [f"{bound:.2f} / {pbound:.2f}", open_cell, uncapped]
         for c in caps:
             _, res, b = _ratio(make, "preset", c)
             cells.append(cell(res, b, f"presets, cap {c} vCPU"))
+        cells.append(cell(result, pbound, "presets (shipped)"))
         if with_tune:
             start = time.perf_counter()
             tuned = tune(inputs, bound=pbound)
@@ -54,7 +57,8 @@ def run(out, caps=CAPS, with_tune=True) -> dict:
             columns["tune (from shipped presets)"].append(ratio)
             cells.append(f"{ratio:.2f}x ${tuned.tuned.price_usd_hour:.2f}")
             cells.append(f"{seconds:.1f}")
+            cells.append(str(tuned.evaluations))
         print(f"| {name} | " + " | ".join(cells) + " |", file=out)
-    medians = [f"{statistics.median(v):.2f}x" if v else "" for k, v in columns.items() if k != "tune s"]
-    print("| **median** | | | " + " | ".join(medians) + (" | |" if with_tune else " |"), file=out)
+    medians = [f"{statistics.median(v):.2f}x" if v else "" for k, v in columns.items() if k not in ("tune s", "tune plans")]
+    print("| **median** | | | " + " | ".join(medians) + (" | | |" if with_tune else " |"), file=out)
     return columns

@@ -103,3 +103,21 @@ def test_solve_pauses_the_collector_and_restores_it():
         assert not gc.isenabled()  # a caller's own choice is kept
     finally:
         gc.enable()
+
+
+def test_advisor_exports_the_plans_price_per_team():
+    from provisioner.controller.metrics import Metrics, pool_teams
+    pools = [nodepool("web-api", labels={TEAM: "web"}), nodepool("web-front", labels={TEAM: "web"}),
+             nodepool("ml-gpu", labels={TEAM: "ml"}), nodepool("loose"), {"metadata": "broken"}]
+    teams = pool_teams(pools)
+    assert teams == {"web-api": "web", "web-front": "web", "ml-gpu": "ml"}
+    metrics = Metrics()
+    claims = [{"nodepool": "web-api", "price_usd_hour": 1.0}, {"nodepool": "web-front", "price_usd_hour": 0.5},
+              {"nodepool": "ml-gpu", "price_usd_hour": 4.0}, {"nodepool": "loose", "price_usd_hour": 0.25}]
+    metrics.observe_plan(pending=4, unschedulable_reasons=[], nodeclaims=claims, hourly_price=5.75, teams=teams)
+    value = metrics.registry.get_sample_value
+    assert value("provisioner_team_projected_hourly_cost_usd", {"team": "web"}) == 1.5
+    assert value("provisioner_team_projected_hourly_cost_usd", {"team": "ml"}) == 4.0
+    assert value("provisioner_team_projected_hourly_cost_usd", {"team": "none"}) == 0.25
+    metrics.observe_plan(pending=0, unschedulable_reasons=[], nodeclaims=[], hourly_price=0.0, teams=teams)
+    assert value("provisioner_team_projected_hourly_cost_usd", {"team": "web"}) is None  # series of the last plan only
