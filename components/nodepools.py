@@ -9,7 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .config import TEAM_LABEL, PlatformConfig, Team
-from .config.teams import ALLOW_SPOT_ANNOTATION, LARGEST_POD_ANNOTATION
+from .config.teams import ALLOW_SPOT_ANNOTATION, BUDGET_ANNOTATION, LARGEST_POD_ANNOTATION
 from .config.nodepools import NodePool, Taint
 from .config.odigos import NEEDS_INIT_TAINT
 
@@ -39,7 +39,8 @@ def startup_taints(pool: NodePool, odigos_taint: bool) -> list[dict[str, Any]]:
     return taints
 
 
-def nodepool_manifest(team: Team, pool: NodePool, *, odigos_taint: bool = False) -> dict[str, Any]:
+def nodepool_manifest(team: Team, pool: NodePool, *, odigos_taint: bool = False,
+                      environment: str | None = None) -> dict[str, Any]:
     """The NodePool object exactly as it will be applied."""
     requirements = [r.model_dump(by_alias=True, exclude_none=True) for r in pool.requirements]
     for requirement in requirements:
@@ -65,6 +66,8 @@ def nodepool_manifest(team: Team, pool: NodePool, *, odigos_taint: bool = False)
     metadata_annotations = {**DELETION_POLICY, ALLOW_SPOT_ANNOTATION: "true" if team.allow_spot else "false"}
     if team.owner:
         metadata_annotations[OWNER_ANNOTATION] = team.owner
+    if environment in team.budget:  # the team's budget for this environment, judged by the policy pack
+        metadata_annotations[BUDGET_ANNOTATION] = f"{team.budget[environment]:g}"
     if pool.largest_pod:
         metadata_annotations[LARGEST_POD_ANNOTATION] = json.dumps(dict(pool.largest_pod), sort_keys=True)
     spec: dict[str, Any] = {
@@ -85,7 +88,8 @@ def nodepool_manifest(team: Team, pool: NodePool, *, odigos_taint: bool = False)
 
 def nodepool_manifests(config: PlatformConfig) -> list[dict[str, Any]]:
     odigos_taint = config.settings.odigos.needs_startup_taint
-    return [nodepool_manifest(team, pool, odigos_taint=odigos_taint) for team in config.teams for pool in team.node_pools]
+    return [nodepool_manifest(team, pool, odigos_taint=odigos_taint, environment=config.environment)
+            for team in config.teams for pool in team.node_pools]
 
 
 class NodePools(pulumi.ComponentResource):

@@ -32,6 +32,7 @@ from components.config import ConfigError, build_platform, read_stack_files
 from components.config.loader import RawStack
 
 from . import placeholders
+from .cost import cost_report, summary_line
 from .monitor import UNKNOWN, Capture, run
 
 SECRET_PLACEHOLDER = "PLACEHOLDER-SECRET-NOT-DECRYPTED-OFFLINE"
@@ -125,6 +126,9 @@ def write_build(capture: Capture, out_dir: Path) -> dict[str, int]:
                 (manifests / _manifest_file(manifest, taken)).write_text(yaml.safe_dump(manifest, sort_keys=False))
         for filename, document in _policy_documents(capture).items():
             (iam / filename).write_text(json.dumps(document, indent=2) + "\n")
+        (staging / "cost.json").write_text(json.dumps(cost_report(
+            r.inputs for r in capture.resources if r.type.startswith("kubernetes:karpenter.sh/")
+            or r.type.startswith("kubernetes:karpenter.k8s.aws/")), indent=2) + "\n")
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(staging, out_dir)
@@ -174,8 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     for type_token, count in sorted(counts.items()):
         print(f"  {type_token:<{width}}  {count}")
     print(f"  {'total':<{width}}  {sum(counts.values())}")
+    print(summary_line(json.loads((out_dir / "cost.json").read_text())))
     shown = out_dir.relative_to(project_dir) if out_dir.is_relative_to(project_dir) else out_dir
-    print(f"Wrote {shown}/resources.json, outputs.json, manifests/ ({len(list((out_dir / 'manifests').iterdir()))} files), "
+    print(f"Wrote {shown}/resources.json, outputs.json, cost.json, manifests/ ({len(list((out_dir / 'manifests').iterdir()))} files), "
           f"iam/ ({len(list((out_dir / 'iam').iterdir()))} files)")
     if args.preview:
         unknown = unknown_paths(capture)

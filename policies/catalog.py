@@ -87,15 +87,27 @@ def _integral(value: Any) -> Any:
 
 def pool_types(nodepool: Mapping[str, Any], nodeclass: Mapping[str, Any] | None) -> PoolTypes:
     """Candidate instance types of a NodePool object (with its EC2NodeClass object when the stack
-    declares it). Raises InvalidObject when the loader rejects an object."""
-    key = json.dumps([_integral(nodepool), _integral(nodeclass)], sort_keys=True, default=str)
+    declares it). Raises InvalidObject when the loader rejects an object.
+
+    Cached by what decides the answer, not by name: the pool's template spec (requirements,
+    nodeClassRef) and the node class spec. Many pools of a stack share a preset, so they share
+    one entry."""
+    pool_spec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") if isinstance(nodepool, Mapping) else None
+    class_spec = nodeclass.get("spec") if isinstance(nodeclass, Mapping) else None
+    key = json.dumps([_integral(pool_spec), _integral(class_spec),
+                      (nodeclass.get("metadata") or {}).get("name") if isinstance(nodeclass, Mapping) else None],
+                     sort_keys=True, default=str)
     return _pool_types(key)
 
 
 @functools.lru_cache(maxsize=256)
 def _pool_types(key: str) -> PoolTypes:
     p = _provisioner()
-    nodepool, nodeclass = json.loads(key)
+    pool_spec, class_spec, class_name = json.loads(key)
+    nodepool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "pool"},
+                "spec": {"template": {"spec": pool_spec}}}
+    nodeclass = None if class_name is None else {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass",
+                                                 "metadata": {"name": class_name}, "spec": class_spec}
     objects = [nodepool] + ([nodeclass] if nodeclass else [])
     try:
         inputs = p["load_objects"](objects)

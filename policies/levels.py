@@ -26,6 +26,8 @@ LEVELS: dict[str, tuple[str, str, str]] = {
     "nodepool-spot-allowed":               (_M, _M, _M),
     "nodepool-odigos-startup-taint":       (_A, _M, _M),
     "nodepool-team-ownership":             (_M, _M, _M),
+    "nodepool-size-capped":                (_A, _A, _A),
+    "team-budget":                         (_A, _A, _M),
     "nodeclass-imdsv2-hop-limit-1":        (_M, _M, _M),
     "nodeclass-root-volume-encrypted":     (_M, _M, _M),
     "nodeclass-ami-pinned":                (_D, _M, _M),

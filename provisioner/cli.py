@@ -12,10 +12,11 @@ from .commands import consolidate as consolidate_command
 from .commands import drift as drift_command
 from .commands import odigos_prepare as odigos_prepare_command
 from .commands import simulate as simulate_command
+from .commands import tune as tune_command
 from .controller import command as serve_command
 from .errors import InputError
 
-SUBCOMMANDS = [simulate_command, serve_command, odigos_prepare_command, drift_command, consolidate_command]
+SUBCOMMANDS = [simulate_command, serve_command, odigos_prepare_command, tune_command, drift_command, consolidate_command]
 EXIT_INVALID_INPUT = 2
 
 

@@ -14,6 +14,13 @@ _CAPACITY = "karpenter.sh/capacity-type"
 _CATEGORY = "karpenter.k8s.aws/instance-category"
 _GENERATION = "karpenter.k8s.aws/instance-generation"
 _ZONE = "topology.kubernetes.io/zone"
+_CPU = "karpenter.k8s.aws/instance-cpu"
+# Size caps, chosen by simulating Karpenter on seven realistic workloads against an LP lower bound
+# (BENCHMARKS.md, "Presets and tune"): without one, Karpenter packs a batch of pods into one
+# NodeClaim until only the largest types fit. A pool opts out by writing its own requirement on
+# karpenter.k8s.aws/instance-cpu (requirements merge by key), e.g. `operator: Exists`.
+GENERAL_CAP = "33"  # at most 32 vCPU
+BATCH_CAP = "65"  # at most 64 vCPU: CPU-bound jobs pack well on the 48/64-vCPU sizes
 
 
 def _req(key: str, operator: str, *values: str) -> dict[str, Any]:
@@ -29,6 +36,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             _req(_CAPACITY, "In", "on-demand"),
             _req(_CATEGORY, "In", "c", "m", "r"),
             _req(_GENERATION, "Gt", "2"),
+            _req(_CPU, "Lt", GENERAL_CAP),
         ],
         "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "1m"},
         "expireAfter": "720h",
@@ -42,12 +50,14 @@ PRESETS: dict[str, dict[str, Any]] = {
             _req(_CAPACITY, "In", "spot", "on-demand"),
             _req(_CATEGORY, "In", "c", "m", "r"),
             _req(_GENERATION, "Gt", "2"),
+            _req(_CPU, "Lt", GENERAL_CAP),
         ],
         "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "1m"},
         "expireAfter": "168h",
     },
     # NVIDIA GPU nodes, tainted so that only pods asking for GPUs land there; removing a node
-    # interrupts training, so only empty nodes are consolidated.
+    # interrupts training, so only empty nodes are consolidated. No size cap: how many GPUs one
+    # pod needs is the team's call (the size-cap advisory reminds it).
     "gpu": {
         "requirements": [
             _req(_CAPACITY, "In", "on-demand"),
@@ -58,12 +68,15 @@ PRESETS: dict[str, dict[str, Any]] = {
         "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "10m"},
         "expireAfter": "720h",
     },
-    # Batch: cheap capacity, nodes removed only once empty so running jobs finish.
+    # Batch: cheap capacity, nodes removed only once empty so running jobs finish. amd64 unless
+    # combined with `graviton` (later presets win a key), so amd64-only images never land on arm64.
     "batch": {
         "requirements": [
+            _req(_ARCH, "In", "amd64"),
             _req(_CAPACITY, "In", "spot", "on-demand"),
             _req(_CATEGORY, "In", "c", "m", "r"),
             _req(_GENERATION, "Gt", "4"),
+            _req(_CPU, "Lt", BATCH_CAP),
         ],
         "taints": [{"key": "workload-type", "value": "batch", "effect": "NoSchedule"}],
         "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "5m"},
@@ -118,7 +131,8 @@ def expand_presets(pool: dict[str, Any], zones: list[str]) -> dict[str, Any]:
     if not isinstance(names, list):
         return pool
     expanded: dict[str, Any] = {}
-    for name in names:
+    # `graviton` names an architecture on purpose: it wins over batch's amd64 in either order.
+    for name in sorted(names, key=lambda n: n == "graviton"):
         if isinstance(name, str) and name in PRESETS:
             expanded = deep_merge(expanded, preset_spec(name, zones))
     return deep_merge(expanded, pool)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -15,6 +15,7 @@ TEAM_LABEL = "karpenter-platform.io/team"
 # (the same at `pulumi preview` and over the offline render).
 ALLOW_SPOT_ANNOTATION = "karpenter-platform.io/allow-spot"
 LARGEST_POD_ANNOTATION = "karpenter-platform.io/largest-pod"
+BUDGET_ANNOTATION = "karpenter-platform.io/budget-usd-hour"
 
 
 class EnvironmentOverride(Model):
@@ -38,5 +39,10 @@ class Team(Model):
     """Whether this team's pools may use spot capacity (checked by the policy pack)."""
     node_pools: list[NodePool]
     """The team's NodePools."""
+    budget: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
+    """Hourly budget in USD per environment, e.g. `{dev: 20, prod: 400}`: the most the team's
+    NodePools together may cost at their limits (each pool's worst case from the catalog, summed;
+    see docs/cost.md). Checked by the policy `team-budget` (mandatory in prod); an environment
+    without an entry has no budget."""
     environments: dict[str, EnvironmentOverride] = Field(default_factory=dict)
     """Per-environment overrides, keyed by environment (stack) name. Already applied to `nodePools`."""

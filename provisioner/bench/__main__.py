@@ -110,6 +110,9 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per size; the median is reported")
     parser.add_argument("--skip-cost", action="store_true", help="skip part b (needs scipy)")
     parser.add_argument("--profile", type=int, metavar="PODS", help="cProfile one run of part a at this size instead")
+    parser.add_argument("--skip-engine", action="store_true", help="skip part c (end to end, 50k solve, 200 NodePools)")
+    parser.add_argument("--only", choices=("throughput", "cost", "engine", "presets", "tune"),
+                        help="run one part only")
     args = parser.parse_args(argv)
     out = sys.stdout
     if args.profile:
@@ -123,12 +126,32 @@ def main(argv=None) -> int:
     load = ", load average %.1f" % os.getloadavg()[0] if hasattr(os, "getloadavg") else ""
     print(f"Machine: {_cpu_model()}, {_cores()} cores{load}; Python {platform.python_version()}; "
           f"numpy {__import__('numpy').__version__}", file=out)
+    if args.only:
+        return _only(args.only, args.repeat, out)
     print("\n## a. Scheduling throughput (Karpenter's benchmark shape, 400 synthetic instance types)\n", file=out)
     throughput([int(s) for s in args.sizes.split(",")], args.repeat, out)
     preferences(args.repeat, out)
     if not args.skip_cost:
         print("\n## b. Plan cost against the LP lower bound (shipped EC2 catalog, us-east-1)\n", file=out)
         cost(out)
+    if not args.skip_engine:
+        print("\n## c. Engine: end to end, solve growth, 200 NodePools\n", file=out)
+        from . import engine
+        engine.run(out, args.repeat)
+    return 0
+
+
+def _only(part: str, repeat: int, out) -> int:
+    if part == "throughput":
+        throughput([1000, 5000, 20000], repeat, out)
+    elif part == "cost":
+        cost(out)
+    elif part == "presets":
+        from . import presets
+        presets.run(out)
+    elif part == "engine":
+        from . import engine
+        engine.run(out, repeat)
     return 0
 
 

@@ -14,7 +14,7 @@ from .batcher import Batcher
 from .cache import Malformed, ObjectCache, normalize, uid_of
 from .events import EventRecorder, dedup_key
 from .kinds import POD, WATCHED, Kind
-from .metrics import Metrics
+from .metrics import Metrics, pool_teams
 from .pending import is_unschedulable, pod_key, plan_input
 from .reflector import Change, Failure, Message, Replace
 
@@ -225,7 +225,8 @@ class Controller:
         self.metrics.observe_plan(
             pending=len(pods), unschedulable_reasons=[str(u.get("reason") or "") for u in unschedulable],
             nodeclaims=claims,
-            hourly_price=float(price) if price is not None else sum(float(c.get("price_usd_hour") or 0) for c in claims))
+            hourly_price=float(price) if price is not None else sum(float(c.get("price_usd_hour") or 0) for c in claims),
+            teams=pool_teams(objects.get("NodePool") or []))
         self._record_events(unschedulable, by_key, now)
         self.last_plan, self.last_result = now, result
         return result

@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 PREFIX = "provisioner"
+TEAM_LABEL = "karpenter-platform.io/team"
+NO_TEAM = "none"
 MAX_REASONS = 30
 OTHER = "other"
 _NUMBER = re.compile(r"\d+(\.\d+)?")
@@ -59,6 +61,10 @@ class Metrics:
         self.nodepool_hourly_cost = Gauge(f"{PREFIX}_nodepool_projected_hourly_cost_usd",
                                           "Hourly price of the NodeClaims the last plan would launch, per NodePool.",
                                           ["nodepool"], registry=r)
+        self.team_hourly_cost = Gauge(f"{PREFIX}_team_projected_hourly_cost_usd",
+                                      "Hourly price of the NodeClaims the last plan would launch, per team "
+                                      f"(NodePool label {TEAM_LABEL}; pools without it count as team \"none\").",
+                                      ["team"], registry=r)
         self.nodepool_nodeclaims = Gauge(f"{PREFIX}_nodepool_planned_nodeclaims",
                                          "NodeClaims the last plan would launch, per NodePool.", ["nodepool"], registry=r)
         self.catalog_age = Gauge(f"{PREFIX}_catalog_age_seconds",
@@ -93,7 +99,7 @@ class Metrics:
         self._catalog_as_of = as_of
 
     def observe_plan(self, *, pending: int, unschedulable_reasons: Iterable[str], nodeclaims: Iterable[dict],
-                     hourly_price: float) -> None:
+                     hourly_price: float, teams: Mapping[str, str] | None = None) -> None:
         """Replace every plan gauge (series of NodePools and reasons no longer present go away)."""
         self.pending_pods.set(pending)
         reasons: dict[str, int] = defaultdict(int)
@@ -110,9 +116,14 @@ class Metrics:
             claims[pool] += 1
         self.nodepool_hourly_cost.clear()
         self.nodepool_nodeclaims.clear()
+        by_team: dict[str, float] = defaultdict(float)
         for pool in sorted(claims):
             self.nodepool_hourly_cost.labels(nodepool=pool).set(round(cost[pool], 6))
             self.nodepool_nodeclaims.labels(nodepool=pool).set(claims[pool])
+            by_team[(teams or {}).get(pool) or NO_TEAM] += cost[pool]
+        self.team_hourly_cost.clear()
+        for team in sorted(by_team):
+            self.team_hourly_cost.labels(team=team).set(round(by_team[team], 6))
         self.plan_hourly_price.set(round(hourly_price, 6))
         self.last_plan.set(self.clock())
 
@@ -168,3 +179,20 @@ class ConsolidationMetrics:
         self.price.labels(when="after").set(summary.get("price_usd_hour_after", 0.0))
         self.runs.labels(result="ok").inc()
         self.last.set(self.clock())
+
+
+def pool_teams(nodepools: Iterable[Any]) -> dict[str, str]:
+    """NodePool name -> team label, from NodePool objects (malformed ones are skipped)."""
+    out: dict[str, str] = {}
+    for obj in nodepools:
+        metadata = obj.get("metadata") if isinstance(obj, dict) else None
+        if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
+            continue
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+        template_labels = (template.get("metadata") or {}).get("labels") if isinstance(template.get("metadata"), dict) else None
+        for labels in (template_labels, metadata.get("labels")):
+            if isinstance(labels, dict) and isinstance(labels.get(TEAM_LABEL), str):
+                out[metadata["name"]] = labels[TEAM_LABEL]
+                break
+    return out

@@ -34,6 +34,87 @@ def _type_compatible(type_req: Requirement | None, req: Requirement) -> bool:
     return req.operator() in _NEGATIVE and type_req.operator() in _NEGATIVE
 
 
+class TypeTable:
+    """Facts about one list of instance types shared by every Template built on it.
+
+    Many NodePools share a node class, so they share the catalog's type list: the per-requirement
+    compatibility masks, offering masks and resource matrices are computed once per list (and
+    requirement) instead of once per NodePool and per call.
+    """
+
+    def __init__(self, types: list):
+        self.types = types
+        self.valid = np.fromiter((all(v >= 0 for v in it.allocatable.values()) for it in types), dtype=bool,
+                                 count=len(types))  # resources.Fits never fits a negative allocatable
+        self.keys = frozenset(k for it in types for k in it.requirements.keys())
+        self.zone_universe = sorted({o.zone for it in types for o in it.offerings})
+        self.ct_universe = sorted({o.capacity_type for it in types for o in it.offerings})
+        self._masks: dict = {}
+        self._offers: dict = {}
+        self._columns: dict = {}
+        self._overheads: dict = {}
+
+    def mask(self, req: Requirement) -> np.ndarray:
+        mask = self._masks.get(req)
+        if mask is None:
+            if req.key not in self.keys:
+                mask = np.ones(len(self.types), dtype=bool)
+            else:
+                key = req.key
+                mask = np.fromiter((_type_compatible(it.requirements.raw(key), req) for it in self.types),
+                                   dtype=bool, count=len(self.types))
+            self._masks[req] = mask
+        return mask
+
+    def offer_mask(self, zones: frozenset, cts: frozenset) -> np.ndarray:
+        mask = self._offers.get((zones, cts))
+        if mask is None:
+            mask = np.fromiter((any(o.available and o.zone in zones and o.capacity_type in cts for o in it.offerings)
+                                for it in self.types), dtype=bool, count=len(self.types))
+            self._offers[(zones, cts)] = mask
+        return mask
+
+    def column(self, source: str, name: str) -> np.ndarray:
+        """allocatable or capacity of resource `name` for every type, as int64."""
+        column = self._columns.get((source, name))
+        if column is None:
+            column = np.fromiter((getattr(it, source).get(name, 0) for it in self.types), dtype=np.int64,
+                                 count=len(self.types))
+            self._columns[(source, name)] = column
+        return column
+
+    def overheads(self, key) -> list:
+        """Per type (overhead, ports) of these DaemonSet candidates; shared by equal candidate sets."""
+        found = self._overheads.get(key)
+        if found is None:
+            found = self._overheads[key] = [None] * len(self.types)
+        return found
+
+
+_TABLES: dict = {}
+_MAX_TABLES = 64
+
+
+def type_table(instance_types) -> TypeTable:
+    """The shared table of this exact list of types (same objects, same order). The table holds the
+    types, so the ids in the key cannot be reused while it is cached."""
+    key = tuple(map(id, instance_types))
+    table = _TABLES.get(key)
+    if table is None:
+        if len(_TABLES) >= _MAX_TABLES:
+            _TABLES.pop(next(iter(_TABLES)))
+        table = _TABLES[key] = TypeTable(list(instance_types))
+    return table
+
+
+def _daemon_key(daemon_candidates) -> tuple:
+    """What a type's DaemonSet overhead depends on: each daemon's requests, ports and the
+    requirement alternatives the NodePool accepts (by value: tables outlive the objects)."""
+    return tuple((tuple(sorted(d.spec.requests.items())), tuple(d.spec.host_ports),
+                  tuple(tuple(sorted(reqs._reqs.items())) for reqs in cands))
+                 for d, cands in daemon_candidates)
+
+
 class Template:
     def __init__(self, nodepool, instance_types, dims: tuple, daemonsets, index: int):
         self.nodepool, self.name, self.index = nodepool, nodepool.name, index
@@ -44,38 +125,59 @@ class Template:
         self.has_min_values = any(r.min_values is not None for r in self.requirements.values())
         daemon_candidates = [(d, c) for d in daemonsets
                              if (c := template_candidates(d, self.requirements, self.taints))]
-        allowed_zones, allowed_cts = self._allowed(self.requirements)
-        types, rows, ports, overheads = [], [], [], []
+        table = self.table = type_table(instance_types)
         dropped = {"requirements": 0, "offerings": 0, "daemonsets": 0}
-        for it in instance_types:
-            if any(v < 0 for v in it.allocatable.values()):
-                continue  # resources.Fits never fits a negative allocatable
-            if any(not _type_compatible(it.requirements.raw(k), r) for k, r in self.requirements._reqs.items()):
-                dropped["requirements"] += 1
-                continue
-            if not any(o.available and o.zone in allowed_zones and o.capacity_type in allowed_cts for o in it.offerings):
-                dropped["offerings"] += 1
-                continue
-            overhead, daemon_ports = overhead_for_type(daemon_candidates, it) if daemon_candidates else ({}, ())
-            row = [it.allocatable.get(d, 0) - overhead.get(d, 0) for d in dims]
-            if any(v < 0 for v in row) or any(it.allocatable.get(k, 0) < v for k, v in overhead.items()):
-                dropped["daemonsets"] += 1
-                continue  # the daemons alone do not fit
-            types.append(it)
-            rows.append(row)
-            ports.append(daemon_ports)
-            overheads.append(overhead)
+        keep = table.valid.copy()
+        compatible = keep.copy()
+        for key, req in self.requirements._reqs.items():
+            if key in table.keys:
+                compatible &= table.mask(req)
+        dropped["requirements"] = int((keep & ~compatible).sum())
+        zone, ct = self.requirements.get(L.ZONE), self.requirements.get(L.CAPACITY_TYPE)
+        zones = frozenset(z for z in table.zone_universe if zone.has(z))
+        cts = frozenset(c for c in table.ct_universe if ct.has(c))
+        offered = compatible & table.offer_mask(zones, cts)
+        dropped["offerings"] = int((compatible & ~offered).sum())
+        idx = np.flatnonzero(offered)
+        alloc = np.stack([table.column("allocatable", d)[idx] for d in dims], axis=1) if len(dims) else \
+            np.zeros((len(idx), 0), dtype=np.int64)
+        overheads = [{}] * len(idx)
+        ports = [()] * len(idx)
+        if daemon_candidates:
+            shared = table.overheads(_daemon_key(daemon_candidates))
+            fits = np.ones(len(idx), dtype=bool)
+            overheads, ports = [], []
+            for n, i in enumerate(idx.tolist()):
+                entry = shared[i]
+                if entry is None:
+                    entry = shared[i] = overhead_for_type(daemon_candidates, table.types[i])
+                overhead, daemon_ports = entry
+                overheads.append(overhead)
+                ports.append(daemon_ports)
+                it = table.types[i]
+                if overhead:
+                    alloc[n] -= np.asarray([overhead.get(d, 0) for d in dims], dtype=np.int64)
+                    if any(it.allocatable.get(k, 0) < v for k, v in overhead.items()):
+                        fits[n] = False
+            fits &= (alloc >= 0).all(axis=1)
+            dropped["daemonsets"] = int((~fits).sum())
+            if not fits.all():
+                idx, alloc = idx[fits], alloc[fits]
+                overheads = [o for o, f in zip(overheads, fits.tolist()) if f]
+                ports = [p for p, f in zip(ports, fits.tolist()) if f]
+        types = [table.types[i] for i in idx.tolist()]
+        self.rows = idx  # positions in the shared table
         self.types = types
         self.daemon_overhead = overheads
         self.daemon_ports = ports
-        self.alloc = np.array(rows, dtype=np.int64).reshape(len(types), len(dims))
-        self.zone_universe = sorted({o.zone for it in types for o in it.offerings})
-        self.ct_universe = sorted({o.capacity_type for it in types for o in it.offerings})
-        self.type_keys = frozenset(k for it in types for k in it.requirements.keys())
+        self.alloc = alloc.reshape(len(types), len(dims))
+        self.zone_universe = table.zone_universe
+        self.ct_universe = table.ct_universe
+        self.type_keys = table.keys
         limit_keys = [k for k in self.limits if k != L.NODES]
         self.limit_keys = limit_keys
-        self.limit_capacity = np.array([[it.capacity.get(k, 0) for k in limit_keys] for it in types],
-                                       dtype=np.int64).reshape(len(types), len(limit_keys))
+        self.limit_capacity = (np.stack([table.column("capacity", k)[idx] for k in limit_keys], axis=1) if limit_keys
+                               else np.zeros((len(types), 0), dtype=np.int64)).reshape(len(types), len(limit_keys))
         self.all = np.arange(len(types))
         self._key_masks: dict = {}
         self._offer_masks: dict = {}
@@ -90,17 +192,10 @@ class Template:
             self.skip_reason = err
 
     # --- requirement masks -------------------------------------------------------------------
-    @staticmethod
-    def _allowed(reqs: Requirements):
-        return _Allow(reqs.get(L.ZONE)), _Allow(reqs.get(L.CAPACITY_TYPE))
-
     def key_mask(self, req: Requirement) -> np.ndarray:
         mask = self._key_masks.get(req)
         if mask is None:
-            key = req.key
-            mask = np.fromiter((_type_compatible(it.requirements.raw(key), req) for it in self.types),
-                               dtype=bool, count=len(self.types))
-            self._key_masks[req] = mask
+            mask = self._key_masks[req] = self.table.mask(req)[self.rows]
         return mask
 
     def offer_mask(self, reqs: Requirements) -> np.ndarray:
@@ -109,9 +204,7 @@ class Template:
         cts = frozenset(c for c in self.ct_universe if ct.has(c))
         mask = self._offer_masks.get((zones, cts))
         if mask is None:
-            mask = np.fromiter((any(o.available and o.zone in zones and o.capacity_type in cts for o in it.offerings)
-                                for it in self.types), dtype=bool, count=len(self.types))
-            self._offer_masks[(zones, cts)] = mask
+            mask = self._offer_masks[(zones, cts)] = self.table.offer_mask(zones, cts)[self.rows]
         return mask
 
     def restrict(self, options: np.ndarray, reqs: Requirements, keys) -> np.ndarray:
@@ -228,14 +321,3 @@ class Template:
         if not fits.any():
             return f"no instance type has enough resources (requests {needs}, daemonset overhead included per type)"
         return f"no instance type which met the scheduling requirements and had a required offering had enough resources (requests {needs})"
-
-
-class _Allow:
-    """A requirement used as a membership test for offering zones and capacity types."""
-    __slots__ = ("req",)
-
-    def __init__(self, req: Requirement):
-        self.req = req
-
-    def __contains__(self, value) -> bool:
-        return self.req.has(value)

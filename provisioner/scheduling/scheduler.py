@@ -11,6 +11,7 @@ from __future__ import annotations
 from .. import labels as L
 from ..quantity import format_quantity
 from .daemons import overhead_for_node
+from .gcpause import gc_paused
 from .instance_selection import Template
 from .nodeclaim import WELL_KNOWN, ExistingTarget, NodeClaim, Proposal, hostname_requirement, merge_topology
 from .plan import PlannedNodeClaim, Results, build_results
@@ -273,6 +274,10 @@ class Scheduler:
 
     # --- the loop ---------------------------------------------------------------------------------
     def solve(self, pods) -> Results:
+        with gc_paused():
+            return self._solve(pods)
+
+    def _solve(self, pods) -> Results:
         self._setup(pods)
         signatures: dict = {}
         order = []

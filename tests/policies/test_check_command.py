@@ -23,7 +23,8 @@ def _pool(name="web-api", limits=None, team="web"):
                                       "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
                                                        "name": "default"},
                                       "requirements": [
-                                 {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["m"]}]}},
+                                 {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["m"]},
+                                 {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["33"]}]}},
                 "disruption": {"budgets": [{"nodes": "10%"}]},
                 "limits": limits if limits is not None else {"cpu": "10", "memory": "40Gi"},
             },

@@ -19,7 +19,7 @@ from policies.crossguard import build_policies, environment_from_env
 from policies.engine import resolve, validate_config
 from tests.harness import PROJECT_DIR
 from tests.policies.analyzer import urn_of
-from tests.policies.builders import nodepool
+from tests.policies.builders import GENERAL_REQUIREMENTS, nodepool
 
 
 def test_pack_has_at_least_15_policies_each_with_level_row_and_rationale():
@@ -30,17 +30,23 @@ def test_pack_has_at_least_15_policies_each_with_level_row_and_rationale():
         assert " " not in policy.name and policy.name == policy.name.lower()
 
 
+# Advice, not a rule, in every environment: a pool may be uncapped on purpose (docs/cost.md).
+ADVISORY_EVERYWHERE = {"nodepool-size-capped"}
+
+
 def test_levels_prod_is_all_mandatory_and_dev_has_advisories():
     prod = {p.name: resolve(p, "prod").level for p in ALL}
     dev = {p.name: resolve(p, "dev").level for p in ALL}
-    assert set(prod.values()) == {"mandatory"}
+    assert {name for name, level in prod.items() if level != "mandatory"} == ADVISORY_EVERYWHERE
+    assert {resolve(BY_NAME[name], env).level for name in ADVISORY_EVERYWHERE
+            for env in ("dev", "staging", "prod", "qa")} == {"advisory"}
     assert dev["nodeclass-ami-pinned"] == "disabled"
     assert dev["karpenter-controller-replicas"] == "advisory"
     assert dev["iam-no-wildcard-action"] == "mandatory"
 
 
 def test_unknown_environment_gets_prod_levels_and_dev_ceilings():
-    assert {resolve(p, "qa").level for p in ALL} == {"mandatory"}
+    assert {resolve(p, "qa").level for p in ALL if p.name not in ADVISORY_EVERYWHERE} == {"mandatory"}
     assert resolve(BY_NAME["nodepool-limits-within-ceiling"], "qa").properties["ceilings"]["cpu"] == "128"
 
 
@@ -71,7 +77,8 @@ def test_crossguard_policies_carry_schema_and_environment_levels():
     policies = {p.name: p for p in build_policies("dev")}
     assert policies["nodepool-limits-within-ceiling"].config_schema.properties["ceilings"]["type"] == "object"
     assert policies["karpenter-controller-replicas"].enforcement_level == EnforcementLevel.ADVISORY
-    assert {p.enforcement_level for p in build_policies("prod")} == {EnforcementLevel.MANDATORY}
+    assert {p.enforcement_level for p in build_policies("prod") if p.name not in ADVISORY_EVERYWHERE} == {
+        EnforcementLevel.MANDATORY}
 
 
 # --- the real entry point ------------------------------------------------------------------------
@@ -112,7 +119,8 @@ def test_main_serves_policy_list_with_dev_levels(analyzer):
 
 
 def test_main_analyze_stack_reports_violation_with_urn_and_level(analyzer):
-    pool = nodepool(limits={"cpu": "500", "memory": "400Gi"})
+    pool = nodepool(limits={"cpu": "500", "memory": "400Gi"}, requirements=GENERAL_REQUIREMENTS + [
+        {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["33"]}])
     properties = struct_pb2.Struct()
     properties.update(pool["props"])
     resource = proto.AnalyzerResource(type=pool["type"], properties=properties, urn=pool["urn"], name=pool["name"],

@@ -1,0 +1,99 @@
+"""Dollar ceilings: each NodePool's worst case at its limits, summed per team against its budget.
+
+A pool's worst case is `provisioner.cost.ceiling` (the most Karpenter could spend within
+`spec.limits`, from the catalog and the pool's requirements); the team's budget for the
+environment reaches the pool as the annotation karpenter-platform.io/budget-usd-hour (from the
+team file's `budget`), so the policy judges the declared objects alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import defaultdict
+from typing import Any, Iterable, Mapping
+
+from components.config.teams import BUDGET_ANNOTATION, TEAM_LABEL
+
+from .model import NODEPOOL, Stack, Violation, contains_unknown
+from .nodepools import _NODECLASS_FIELDS, _node_class
+from .registry import policy
+
+
+def pool_worst_case(stack: Stack, pool) -> float | None:
+    """USD/hour at the pool's limits; None when unknown (preview), unbounded or invalid."""
+    template = pool.prop("spec", "template", "spec", default={})
+    limits = pool.prop("spec", "limits", default={})
+    node_class = _node_class(stack, pool)
+    class_spec = {k: node_class.prop("spec", k) for k in _NODECLASS_FIELDS if node_class.prop("spec", k) is not None} \
+        if node_class is not None else None
+    if contains_unknown(template) or contains_unknown(limits) or contains_unknown(class_spec):
+        return None
+    key = json.dumps([template, limits, class_spec, node_class.prop("metadata", "name") if node_class else None],
+                     sort_keys=True, default=str)
+    return _worst_case(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _worst_case(key: str) -> float | None:
+    template, limits, class_spec, class_name = json.loads(key)
+    try:
+        from provisioner.cost.ceiling import pool_ceilings
+        from provisioner.errors import InputError
+    except ImportError:  # pragma: no cover - the provisioner ships in this repository
+        return None
+    objects = [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "pool"},
+                "spec": {"limits": limits or {}, "template": {"spec": _integral(template)}}}]
+    if class_name is not None:
+        objects.append({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": class_name},
+                        "spec": _integral(class_spec or {})})
+    try:
+        ceilings = pool_ceilings(objects)
+    except (InputError, ValueError, TypeError):
+        return None  # nodepool-has-instance-types reports invalid pools
+    return ceilings[0].usd_hour if ceilings else None
+
+
+def _integral(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
+@policy(
+    "team-budget",
+    f"""A team's NodePools together must not be able to cost more per hour than the team's budget
+    for the environment (team file `budget`, carried on each pool as the annotation
+    {BUDGET_ANNOTATION}). Each pool's worst case is the most Karpenter could spend within its
+    `spec.limits` from the catalog and its requirements (docs/cost.md); limits are the only brake
+    on spend, and this turns them into dollars. The message names the pools and their worst cases.""",
+    group="NodePool",
+)
+def team_budget(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
+    pools_by_team: dict[str, list] = defaultdict(list)
+    budgets: dict[str, float] = {}
+    for pool in stack.of_type(NODEPOOL):
+        team = pool.prop("metadata", "labels", TEAM_LABEL)
+        raw = pool.prop("metadata", "annotations", BUDGET_ANNOTATION)
+        if not isinstance(team, str) or raw is None or contains_unknown(raw):
+            continue
+        try:
+            budgets[team] = float(raw)
+        except (TypeError, ValueError):
+            yield Violation(pool.urn, f"{pool.label} annotation {BUDGET_ANNOTATION}={raw!r} is not a number of USD/hour")
+            continue
+        pools_by_team[team].append(pool)
+    for team, pools in sorted(pools_by_team.items()):
+        worst = [(pool, pool_worst_case(stack, pool)) for pool in pools]
+        known = [(p, w) for p, w in worst if w is not None]
+        total = sum(w for _, w in known)
+        if total > budgets[team]:
+            named = ", ".join(f"{p.prop('metadata', 'name')} ${w:,.2f}/h" for p, w in
+                              sorted(known, key=lambda item: -item[1]))
+            yield Violation(known[0][0].urn, f"team {team}: its NodePools can cost up to ${total:,.2f}/h at their "
+                                             f"limits, above its budget of ${budgets[team]:,.2f}/h ({named}); lower "
+                                             "their limits, cap instance size or raise the budget")

@@ -1,0 +1,234 @@
+"""Engine figures (`python -m provisioner.bench engine`): where wall time goes outside the solve.
+
+* e2e: `provisioner simulate -f <yaml> --catalog <json> -o json` in-process, on Karpenter's
+  benchmark shape written as Deployments (identical pods of a group share one), output to a file;
+* solve: the scheduler alone at 20k and 50k pods (linear growth expected);
+* advisor: one advisor plan (`controller.core.make_plan`) over 200 NodePools;
+* policies: `policies.check` evaluation over a stack with 200 NodePools.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+
+import yaml
+
+from .. import labels as L
+from ..scheduling.scheduler import Scheduler
+from . import synthetic
+
+ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
+
+
+def fake_catalog(total: int = 400) -> dict:
+    """fake.InstanceTypes(400) in the catalog file format (the catalog adds AWS-style overhead)."""
+    types = []
+    for i in range(total):
+        cpu, memory_gib = i + 1, 2 * (i + 1)
+        price = round(0.1 * cpu + 0.1 * memory_gib, 4)
+        offerings = [{"zone": z, "capacity_type": "spot", "price": price} for z in ZONES[:2]]
+        offerings += [{"zone": z, "capacity_type": "on-demand", "price": price} for z in ZONES]
+        types.append({"name": f"fake-it-{i}", "vcpu": cpu, "memory_mib": memory_gib * 1024, "max_pods": 10 * cpu,
+                      "price_od_usd_hour": price, "offerings": offerings})
+    return {"instance_types": types}
+
+
+def _deployment(name, replicas, cpu, memory, labels, extra=None):
+    spec = {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
+            **(extra or {})}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": spec}}}
+
+
+def benchmark_shape_objects(count: int, seed: int = 42) -> list:
+    """makeDiversePods(count) as Deployments: one per (group, labels, selector, cpu, memory)."""
+    rng = random.Random(seed)
+    group = count // 5
+    buckets: dict = {}
+
+    def add(kind, labels, extra_key, extra):
+        key = (kind, json.dumps(labels, sort_keys=True), extra_key, rng.choice(synthetic.CPUS),
+               rng.choice(synthetic.MEMORIES))
+        entry = buckets.setdefault(key, [labels, extra, 0])
+        entry[2] += 1
+
+    def label():
+        return {"my-label": rng.choice(synthetic.LABEL_VALUES)}
+
+    for _ in range(group):
+        add("plain", label(), None, None)
+    for key in (L.ZONE, L.HOSTNAME):
+        for _ in range(group):
+            labels, selector = label(), label()
+            tsc = [{"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": selector}}]
+            add("spread-" + key, labels, json.dumps(selector), {"topologySpreadConstraints": tsc})
+    for _ in range(group):
+        labels = {"my-affininity": rng.choice(synthetic.LABEL_VALUES)}
+        add("affinity", labels, None, {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": L.ZONE, "labelSelector": {"matchLabels": labels}}]}}})
+    for _ in range(group):
+        labels = {"app": "nginx"}
+        add("anti", labels, None, {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": L.HOSTNAME, "labelSelector": {"matchLabels": labels}}]}}})
+    for _ in range(count - 5 * group):
+        add("plain", label(), None, None)
+    objects = [{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
+                "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}},
+               {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"},
+                "spec": {"limits": {"cpu": "10000000", "memory": "10000000Gi"},
+                         "template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                                "name": "default"}}}}}]
+    for n, ((kind, _, _, cpu, memory), (labels, extra, replicas)) in enumerate(sorted(buckets.items(), key=str)):
+        objects.append(_deployment(f"{kind.split('/')[-1]}-{n}", replicas, cpu, memory, dict(labels), extra))
+    return objects
+
+
+def e2e(count: int, repeat: int) -> tuple[float, float]:
+    """(median seconds, pods/s) of `simulate -o json` in-process, stdout to a file."""
+    from ..cli import main
+    with tempfile.TemporaryDirectory() as tmp:
+        manifests, catalog, out = (os.path.join(tmp, n) for n in ("pods.yaml", "catalog.json", "out.json"))
+        with open(manifests, "w", encoding="utf-8") as handle:
+            yaml.safe_dump_all(benchmark_shape_objects(count), handle)
+        with open(catalog, "w", encoding="utf-8") as handle:
+            json.dump(fake_catalog(), handle)
+        times = []
+        for _ in range(repeat):
+            with open(out, "w", encoding="utf-8") as sink, contextlib.redirect_stdout(sink):
+                start = time.perf_counter()
+                code = main(["simulate", "-f", manifests, "--catalog", catalog, "-o", "json"])
+                sink.flush()
+                times.append(time.perf_counter() - start)
+            if code != 0:
+                raise SystemExit(f"simulate exited {code}")
+            with open(out, encoding="utf-8") as handle:
+                summary = json.load(handle)["summary"]
+            if summary["pods"] != count or summary["unschedulable"]:
+                raise SystemExit(f"unexpected summary {summary}")
+    median = statistics.median(times)
+    return median, count / median
+
+
+def solve(sizes, repeat: int) -> list:
+    types, pool = synthetic.instance_types(), synthetic.nodepool()
+    rows = []
+    for size in sizes:
+        pods = synthetic.diverse_pods(size)
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            Scheduler([(pool, types)]).solve(pods)
+            times.append(time.perf_counter() - start)
+        rows.append((size, statistics.median(times)))
+    return rows
+
+
+def many_pools_objects(pools: int = 200, pods: int = 400, seed: int = 7) -> list:
+    """200 team NodePools in the shapes the presets produce (varied categories, caps, capacity
+    types, zones), two DaemonSets and a few hundred pending pods selecting teams."""
+    rng = random.Random(seed)
+    objects = [{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
+                "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}}]
+    categories = (["c", "m", "r"], ["c", "m"], ["m", "r"], ["c"], ["m"])
+    caps = (None, "17", "33", "65")
+    for i in range(pools):
+        reqs = [{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": rng.choice(categories)},
+                {"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": [rng.choice(["2", "4", "5"])]},
+                {"key": "karpenter.sh/capacity-type", "operator": "In",
+                 "values": rng.choice([["on-demand"], ["spot", "on-demand"], ["spot"]])},
+                {"key": "kubernetes.io/arch", "operator": "In", "values": [rng.choice(["amd64", "arm64"])]}]
+        cap = rng.choice(caps)
+        if cap:
+            reqs.append({"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": [cap]})
+        objects.append({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": f"team{i}-pool"},
+                        "spec": {"weight": rng.randint(0, 50), "limits": {"cpu": "1000", "memory": "4000Gi"},
+                                 "template": {"metadata": {"labels": {"karpenter-platform.io/team": f"team{i}"}},
+                                              "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws",
+                                                                        "kind": "EC2NodeClass", "name": "default"},
+                                                       "requirements": reqs}}}})
+    for name in ("node-exporter", "fluent-bit"):
+        objects.append({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name, "namespace": "kube-system"},
+                        "spec": {"selector": {"matchLabels": {"app": name}}, "template": {
+                            "metadata": {"labels": {"app": name}},
+                            "spec": {"tolerations": [{"operator": "Exists"}], "containers": [
+                                {"name": "c", "image": "i", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}}}})
+    for i in range(pods):
+        team = f"team{rng.randrange(pools)}"
+        objects.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+                        "spec": {"nodeSelector": {"karpenter-platform.io/team": team}, "containers": [
+                            {"name": "c", "image": "i",
+                             "resources": {"requests": {"cpu": rng.choice(["250m", "1", "2"]),
+                                                        "memory": rng.choice(["512Mi", "2Gi", "4Gi"])}}}]}})
+    return objects
+
+
+def advisor(repeat: int) -> float:
+    from ..controller.catalog import CatalogHolder
+    from ..controller.core import load_bundled, make_plan
+    objects = many_pools_objects()
+    holder = CatalogHolder(None, load_bundled, lambda choice: None)
+    holder.start(time.time())  # the bundled catalog, loaded once per process as in the advisor
+    plan = make_plan(holder, "us-east-1")
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        plan(objects)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def policy_stack(pools: int = 200):
+    """A policy Stack as the offline render would hold it: one NodeClass and 200 NodePools."""
+    from policies.model import NODECLASS, NODEPOOL, Resource, Stack
+    resources = []
+    for obj in many_pools_objects(pools, 0):
+        if obj["kind"] not in ("NodePool", "EC2NodeClass"):
+            continue
+        kind = NODEPOOL if obj["kind"] == "NodePool" else NODECLASS
+        obj = dict(obj)
+        if kind == NODEPOOL:
+            obj["metadata"] = {**obj["metadata"], "annotations": {"karpenter-platform.io/owner": "x"}}
+        resources.append(Resource(type=kind, name=obj["metadata"]["name"], urn=f"urn::{obj['metadata']['name']}",
+                                  props=obj))
+    return Stack("prod", tuple(resources))
+
+
+def policies(repeat: int) -> float:
+    from policies.engine import evaluate
+    from provisioner.catalog import shipped_catalog
+    shipped_catalog()
+    stack = policy_stack()
+    times = []
+    for _ in range(repeat):
+        from policies import catalog
+        catalog._pool_types.cache_clear()  # a fresh `python -m policies.check` run
+        start = time.perf_counter()
+        evaluate(stack, {})
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def run(out=sys.stdout, repeat: int = 3, e2e_pods: int = 20000, sizes=(20000, 50000)) -> None:
+    seconds, rate = e2e(e2e_pods, repeat)
+    print("| measure | figure | target |", file=out)
+    print("|---|---:|---|", file=out)
+    print(f"| simulate -o json, {e2e_pods:,} pods (benchmark shape), end to end | {seconds:.2f} s, {rate:,.0f} pods/s "
+          f"| >= 8,000 pods/s |", file=out)
+    rows = solve(sizes, repeat)
+    for size, t in rows:
+        print(f"| solve, {size:,} pods | {t:.2f} s ({size / t:,.0f} pods/s) | |", file=out)
+    if len(rows) > 1:
+        (s0, t0), (s1, t1) = rows[0], rows[-1]
+        import math
+        print(f"| solve time growth {s0:,} -> {s1:,} | exponent {math.log(t1 / t0) / math.log(s1 / s0):.2f} "
+              f"| 1.0 (linear) |", file=out)
+    print(f"| advisor plan, 200 NodePools, 400 pods | {advisor(repeat):.2f} s | < 0.5 s |", file=out)
+    print(f"| policies evaluate, 200 NodePools | {policies(repeat):.2f} s | < 1 s |", file=out)

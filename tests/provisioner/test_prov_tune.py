@@ -1,0 +1,137 @@
+"""`provisioner tune`: requirement search over NodePools, its JSON shape, and that applying its
+changes to the manifests and re-running `simulate` reproduces the tuned plan.
+
+Karpenter packs pods into one NodeClaim while any allowed type still fits them and then launches
+the cheapest type left (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/
+nodeclaim.go `Add`, instance_selection in scheduler.go): a pool without a size cap ends on the
+largest types. tune only narrows pools, so Karpenter's own plan gets cheaper.
+"""
+import json
+
+import pytest
+import yaml
+
+from provisioner.cli import main
+from provisioner.cost.tune import CPU_KEY, TUNABLE_KEYS, apply_changes, replace_requirements, tune
+from provisioner.loader import load_objects
+from provisioner.scheduling.instance_selection import Template
+from provisioner.api import nodepool_instance_types, resolve_catalog
+
+from prov_builders import deployment, nodeclass, nodepool, taint
+
+pytest.importorskip("scipy")
+
+TEAM = "karpenter-platform.io/team"
+GENERAL = [("karpenter.k8s.aws/instance-category", "In", "c", "m", "r"),
+           ("karpenter.k8s.aws/instance-generation", "Gt", "5"),
+           ("karpenter.sh/capacity-type", "In", "on-demand"), ("kubernetes.io/arch", "In", "amd64")]
+
+
+def services():
+    """An open c/m/r pool and 150 pods of mixed shapes: Karpenter fills one giant NodeClaim."""
+    shapes = [("2", "4Gi", 30), ("1", "2Gi", 40), ("4", "8Gi", 20), ("500m", "1Gi", 60)]
+    return [nodeclass(), nodepool("web-frontend", GENERAL, labels={TEAM: "web"})] + [
+        deployment(f"svc-{i}", replicas=n, cpu=cpu, memory=mem) for i, (cpu, mem, n) in enumerate(shapes)]
+
+
+def write(tmp_path, name, docs):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(docs))
+    return str(path)
+
+
+def run_json(capsys, command, path):
+    assert main([command, "-f", path, "-o", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_tune_json_has_exactly_the_documented_shape(tmp_path, capsys):
+    data = run_json(capsys, "tune", write(tmp_path, "a.yaml", services()))
+    assert list(data) == ["baseline", "tuned", "changes", "bound_usd_hour"]
+    assert list(data["baseline"]) == list(data["tuned"]) == ["price_usd_hour", "unschedulable"]
+    assert isinstance(data["baseline"]["price_usd_hour"], float) and isinstance(data["bound_usd_hour"], float)
+    assert data["changes"] and list(data["changes"][0]) == ["nodepool", "requirements"]
+    assert all(list(r) == ["key", "operator", "values"] and all(isinstance(v, str) for v in r["values"])
+               for c in data["changes"] for r in c["requirements"])
+
+
+def test_applying_changes_and_simulating_reproduces_tuned(tmp_path, capsys):
+    objects = services()
+    data = run_json(capsys, "tune", write(tmp_path, "a.yaml", objects))
+    assert data["tuned"]["price_usd_hour"] < data["baseline"]["price_usd_hour"]
+    before = run_json(capsys, "simulate", write(tmp_path, "a.yaml", objects))["summary"]
+    after = run_json(capsys, "simulate", write(tmp_path, "b.yaml", apply_changes(objects, data["changes"])))["summary"]
+    assert (before["price_usd_hour"], before["unschedulable"]) == (data["baseline"]["price_usd_hour"],
+                                                                  data["baseline"]["unschedulable"])
+    assert (after["price_usd_hour"], after["unschedulable"]) == (data["tuned"]["price_usd_hour"],
+                                                                data["tuned"]["unschedulable"])
+
+
+def test_tuned_plan_is_above_the_lp_bound_and_cheaper_than_the_open_pool():
+    result = tune(load_objects(services()))
+    assert result.bound_usd_hour <= result.tuned.price_usd_hour < result.baseline.price_usd_hour
+    assert result.tuned.unschedulable == result.baseline.unschedulable == 0
+
+
+def _admitted(objects) -> dict:
+    inputs = load_objects(objects)
+    pools, _ = nodepool_instance_types(inputs, resolve_catalog(None), "us-east-1", ("us-east-1a", "us-east-1b"), 0.579)
+    return {p.name: {it.name for it in Template(p, types, ("cpu",), (), 0).types} for p, types in pools}
+
+
+def test_tune_only_narrows_even_when_a_pool_has_its_own_size_requirement():
+    """A pool with `instance-cpu Gt 3` keeps that floor: the cap is written as an In list of the
+    vCPU counts both admit, never as a bare `Lt` that would drop the floor."""
+    objects = [nodeclass(),
+               nodepool("floor", GENERAL + [(CPU_KEY, "Gt", "3")], labels={TEAM: "web"},
+                        taints=[taint("dedicated", "floor")]),
+               ] + [deployment(f"d{i}", replicas=25, cpu=c, memory=m,
+                               tolerations=[{"key": "dedicated", "operator": "Exists"}])
+                    for i, (c, m) in enumerate([("2", "4Gi"), ("1", "3Gi"), ("500m", "1Gi")])]
+    result = tune(load_objects(objects))
+    changes = result.change_list()
+    assert changes, "an open pool with 75 pods has a cheaper cap"
+    tuned = apply_changes(objects, changes)
+    before, after = _admitted(objects), _admitted(tuned)
+    assert after["floor"] < before["floor"]
+    cpu = [r for r in changes[0]["requirements"] if r["key"] == CPU_KEY]
+    if cpu:
+        assert cpu[0]["operator"] == "In" and min(int(v) for v in cpu[0]["values"]) >= 4
+    pool = next(o for o in tuned if o["kind"] == "NodePool")
+    assert pool["spec"]["template"]["spec"]["taints"] == [taint("dedicated", "floor")]
+    assert pool["spec"]["template"]["metadata"]["labels"] == {TEAM: "web"}
+
+
+def test_tune_changes_only_instance_shape_keys_and_never_adds_unschedulable_pods():
+    objects = services() + [deployment("huge", replicas=2, cpu="60", memory="100Gi")]
+    result = tune(load_objects(objects))
+    assert {r["key"] for c in result.change_list() for r in c["requirements"]} <= set(TUNABLE_KEYS)
+    assert result.tuned.unschedulable <= result.baseline.unschedulable
+    # the 60-CPU pods rule out every cap below 64 vCPU
+    for change in result.change_list():
+        for r in change["requirements"]:
+            if r["key"] == CPU_KEY and r["operator"] == "Lt":
+                assert int(r["values"][0]) > 64
+
+
+def test_replace_requirements_replaces_every_entry_of_a_key_and_appends_new_keys():
+    own = [{"key": CPU_KEY, "operator": "Gt", "values": ["1"]}, {"key": CPU_KEY, "operator": "Lt", "values": ["200"]},
+           {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]
+    change = [{"key": CPU_KEY, "operator": "Lt", "values": ["33"]},
+              {"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ["6"]}]
+    assert replace_requirements(own, change) == [own[2]] + change
+
+
+def test_table_prints_team_file_yaml_for_platform_pools(tmp_path, capsys):
+    assert main(["tune", "-f", write(tmp_path, "a.yaml", services())]) == 0
+    out = capsys.readouterr().out
+    assert "Baseline: $" in out and "LP lower bound: $" in out
+    snippet = out.split("# stacks/teams/web.yaml", 1)[1]
+    doc = yaml.safe_load(snippet.split("\n", 1)[1])
+    assert doc["nodePools"][0]["name"] == "frontend"
+    assert {r["key"] for r in doc["nodePools"][0]["requirements"]} <= set(TUNABLE_KEYS)
+
+
+def test_tune_without_nodepools_exits_2(tmp_path, capsys):
+    assert main(["tune", "-f", write(tmp_path, "a.yaml", [deployment("x", cpu="1")])]) == 2
+    assert "no NodePool in the input" in capsys.readouterr().err
