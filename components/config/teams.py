@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .base import Model
 from .kube import DnsLabel
+from .nodeoverlays import NODEPOOL_LABEL, NodeOverlay
 from .nodepools import NodePool
 
 TEAM_LABEL = "karpenter-platform.io/team"
@@ -38,5 +39,23 @@ class Team(Model):
     """Whether this team's pools may use spot capacity (checked by the policy pack)."""
     node_pools: list[NodePool]
     """The team's NodePools."""
+    node_overlays: list[NodeOverlay] = Field(default_factory=list)
+    """The team's NodeOverlays (karpenter.sh/v1alpha1), rendered as `<team>-<name>` and limited to
+    the team's own NodePools."""
     environments: dict[str, EnvironmentOverride] = Field(default_factory=dict)
     """Per-environment overrides, keyed by environment (stack) name. Already applied to `nodePools`."""
+
+    @model_validator(mode="after")
+    def _overlays_stay_in_team(self) -> Team:
+        own = {f"{self.name}-{pool.name}" for pool in self.node_pools}
+        names: set[str] = set()
+        for overlay in self.node_overlays:
+            if overlay.name in names:
+                raise ValueError(f"nodeOverlays: {overlay.name!r} is defined twice in this team")
+            names.add(overlay.name)
+            for requirement in overlay.requirements:
+                foreign = sorted(set(requirement.values) - own) if requirement.key == NODEPOOL_LABEL else []
+                if foreign:
+                    raise ValueError(f"nodeOverlays {overlay.name!r}: {NODEPOOL_LABEL} may only name this team's "
+                                     f"NodePools ({', '.join(sorted(own)) or 'none'}), not {', '.join(foreign)}")
+        return self
