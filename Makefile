@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STACK  ?= dev
 STAMP  := $(VENV)/.installed
 
-.PHONY: install render test simulate bench docs preview up destroy clean
+.PHONY: install render test simulate bench docs preview up destroy clean import
 
 # Re-install only when the pinned dependency lists change.
 $(STAMP): requirements.txt provisioner/pyproject.toml
@@ -46,3 +46,8 @@ destroy: $(STAMP)
 
 clean:
 	rm -rf build
+
+# Import existing NodePools/EC2NodeClasses: writes stacks/teams/$(TEAM).yaml and stacks/nodeclasses.yaml.
+import: $(STAMP)
+	@test -n "$(FROM)" -a -n "$(TEAM)" || { echo "usage: make import FROM=<file-or-folder> TEAM=<team>"; exit 2; }
+	$(PY) -m components.config.importer --team $(TEAM) --out stacks $(FROM)
