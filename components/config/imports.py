@@ -158,6 +158,11 @@ def nodeclass_entry(document: Document, result: ImportResult) -> dict[str, Any] 
     if not isinstance(spec, dict):
         result.errors.append(ConfigIssue(document.file, document.at("spec"), "an EC2NodeClass needs a spec"))
         return None
+    if ("role" in spec) == ("instanceProfile" in spec):
+        # The CRD's rule on the original; the platform's node role would otherwise hide it.
+        result.errors.append(ConfigIssue(document.file, document.at("spec"),
+                                         "must specify exactly one of ['role', 'instanceProfile']"))
+        return None
     entry = {k: copy.deepcopy(v) for k, v in spec.items() if k not in MANAGED_NODECLASS_KEYS}
     for key in MANAGED_NODECLASS_KEYS:
         if key in spec:
