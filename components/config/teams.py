@@ -49,13 +49,14 @@ class Team(Model):
     def _overlays_stay_in_team(self) -> Team:
         own = {f"{self.name}-{pool.name}" for pool in self.node_pools}
         names: set[str] = set()
-        for overlay in self.node_overlays:
+        # A model rule cannot set the error's location, so the message carries the key path.
+        for index, overlay in enumerate(self.node_overlays):
             if overlay.name in names:
-                raise ValueError(f"nodeOverlays: {overlay.name!r} is defined twice in this team")
+                raise ValueError(f"nodeOverlays[{index}].name: {overlay.name!r} is defined twice in this team")
             names.add(overlay.name)
-            for requirement in overlay.requirements:
+            for r_index, requirement in enumerate(overlay.requirements):
                 foreign = sorted(set(requirement.values) - own) if requirement.key == NODEPOOL_LABEL else []
                 if foreign:
-                    raise ValueError(f"nodeOverlays {overlay.name!r}: {NODEPOOL_LABEL} may only name this team's "
-                                     f"NodePools ({', '.join(sorted(own)) or 'none'}), not {', '.join(foreign)}")
+                    raise ValueError(f"nodeOverlays[{index}].requirements[{r_index}]: {NODEPOOL_LABEL} may only name "
+                                     f"this team's NodePools ({', '.join(sorted(own)) or 'none'}), not {', '.join(foreign)}")
         return self
