@@ -159,7 +159,14 @@ class Kubelet(Model):
 
 class NodeClass(Model):
     """One EC2NodeClass; its name is the key in `nodeClasses`. Keys other than `amiAlias`,
-    `allowLatestAmi` and `rootVolume` are the EC2NodeClass's own (karpenter.k8s.aws/v1)."""
+    `allowLatestAmi` and `rootVolume` are the EC2NodeClass's own (karpenter.k8s.aws/v1), with its
+    rules. The platform fills in the node role and the stack's subnet and security-group selectors
+    unless overridden. What it deliberately narrows is left expressible and judged by a policy with
+    a per-environment level (docs/policies.md), never silently dropped: IMDSv1 or a hop limit above 1
+    (`nodeclass-imdsv2-hop-limit-1`), an unencrypted root volume (`nodeclass-root-volume-encrypted`),
+    a floating AMI (`@latest`, name, tags or SSM parameter: `nodeclass-ami-pinned`), a role or instance
+    profile without the stack's access entry (`nodeclass-role-has-access-entry`). Wildcard IAM is not
+    configurable here at all: the stack writes the IAM policies, and `iam-no-wildcard-action` checks them."""
 
     ami_alias: str | None = None
     """AMI alias, pinned (`al2023@v20251117`, the default when neither this nor `amiSelectorTerms`
