@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STACK  ?= dev
 STAMP  := $(VENV)/.installed
 
-.PHONY: install render test simulate bench docs preview up destroy clean pr-report reference upgrade-plan preflight
+.PHONY: install render test simulate bench docs preview up destroy clean pr-report reference upgrade-plan preflight import
 
 # Re-install only when the pinned dependency lists change.
 $(STAMP): requirements.txt provisioner/pyproject.toml
@@ -70,3 +70,7 @@ upgrade-plan: $(STAMP)
 preflight: $(STAMP)
 	@test -n "$(TO)" || { echo "usage: make preflight STACK=<stack> TO=<version>"; exit 2; }
 	$(PY) -m offline.preflight $(STACK) --to $(TO)
+# Import existing NodePools/EC2NodeClasses: writes stacks/teams/$(TEAM).yaml and stacks/nodeclasses.yaml.
+import: $(STAMP)
+	@test -n "$(FROM)" -a -n "$(TEAM)" || { echo "usage: make import FROM=<file-or-folder> TEAM=<team>"; exit 2; }
+	$(PY) -m components.config.importer --team $(TEAM) --out stacks $(FROM)

@@ -13,6 +13,7 @@ from components.config import load_from_pulumi
 from components.karpenter import Karpenter
 from components.kubernetes import cluster_provider
 from components.nodeclasses import NodeClasses
+from components.nodeoverlays import NodeOverlays
 from components.nodepools import NodePools
 from components.odigos import Odigos
 from components.provisioner import Provisioner
@@ -38,6 +39,7 @@ node_classes = NodeClasses(
     depends_on=[karpenter.controller, aws_side], opts=k8s_opts,
 )
 node_pools = NodePools("node-pools", config, depends_on=[node_classes, karpenter.controller, aws_side], opts=k8s_opts)
+node_overlays = NodeOverlays("node-overlays", config, depends_on=[karpenter.controller], opts=k8s_opts)
 provisioner = Provisioner("provisioner", config, cluster, opts=k8s_opts) if config.settings.provisioner.enabled else None
 if config.settings.odigos.enabled:
     # The node-tainting Job runs the provisioner image when it is built here, else odigos.prepareImage.

@@ -26,6 +26,9 @@ def feature_gates(config: PlatformConfig) -> dict[str, bool]:
     gates = config.settings.karpenter.feature_gates.model_dump(by_alias=True, exclude_none=True)
     if config.settings.odigos.needs_node_overlay:
         gates["nodeOverlay"] = True
+    # Team NodeOverlays do nothing without the gate; an explicit `nodeOverlay: false` is kept.
+    if gates.get("nodeOverlay") is not False and any(team.node_overlays and team.node_pools for team in config.teams):
+        gates["nodeOverlay"] = True
     return gates
 
 

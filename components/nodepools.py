@@ -73,10 +73,13 @@ def nodepool_manifest(team: Team, pool: NodePool, *, odigos_taint: bool = False,
     spec: dict[str, Any] = {
         "template": {"metadata": template_metadata, "spec": template_spec},
         "disruption": pool.disruption.model_dump(by_alias=True, exclude_none=True),
-        "limits": dict(pool.limits),
     }
+    if pool.limits is not None:
+        spec["limits"] = dict(pool.limits)
     if pool.weight is not None:
         spec["weight"] = pool.weight
+    if pool.replicas is not None:
+        spec["replicas"] = pool.replicas
     return {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",

@@ -73,7 +73,8 @@ def _annotation(pool: Resource, key: str) -> Any:
     """Every NodePool declares spec.limits for cpu and memory, each at or below the environment's
     ceiling: limits are the only brake on what a runaway workload (or a typo in a team file) can
     buy, so a pool without them, or with limits above what the environment is budgeted for, is
-    refused.""",
+    refused. A static NodePool (spec.replicas) is bounded by its replica count and may only limit
+    nodes (the CRD's rule), so only the ceilings apply to it.""",
     schema={
         "ceilings": {"type": "object", "additionalProperties": {"type": ["string", "number"]},
                      "description": "Largest limit per resource for one NodePool, e.g. {\"cpu\": \"512\", \"memory\": \"4Ti\"}."},
@@ -89,11 +90,16 @@ def limits_within_ceiling(stack: Stack, config: Mapping[str, Any]) -> Iterable[V
         limits = pool.prop("spec", "limits")
         if limits is UNKNOWN:
             continue
-        if not isinstance(limits, Mapping) or not limits:
+        replicas = pool.prop("spec", "replicas")
+        # The engine hands numbers over as floats.
+        static = isinstance(replicas, (int, float)) and not isinstance(replicas, bool)
+        if static:
+            limits = limits if isinstance(limits, Mapping) else {}
+        elif not isinstance(limits, Mapping) or not limits:
             yield Violation(pool.urn, f"{pool.label} has no spec.limits; declare at least "
                                       f"{', '.join(config.get('required') or ['cpu', 'memory'])}")
             continue
-        for name in config.get("required") or []:
+        for name in [] if static else config.get("required") or []:
             if name not in limits:
                 yield Violation(pool.urn, f"{pool.label} does not limit {name} (spec.limits has {', '.join(sorted(limits))})")
         for name, value in sorted(limits.items()):

@@ -53,8 +53,8 @@ def test_unknown_stack_key_names_the_stack_file_and_namespaced_key(tmp_path):
 def test_wrong_enum_lists_valid_values(tmp_path):
     errors = errors_for(tmp_path, {"disruption": {"consolidationPolicy": "WhenIdle"}})
     assert errors == [
-        f"{TEAM}: nodePools[0].disruption.consolidationPolicy: 'WhenIdle' is not valid; use WhenEmpty or "
-        "WhenEmptyOrUnderutilized (there is no WhenIdle policy; for 'remove idle nodes' use WhenEmpty)"
+        f"{TEAM}: nodePools[0].disruption.consolidationPolicy: 'WhenIdle' is not valid; use WhenEmpty, "
+        "WhenEmptyOrUnderutilized or Balanced (there is no WhenIdle policy; for 'remove idle nodes' use WhenEmpty)"
     ]
 
 
@@ -133,7 +133,7 @@ def test_in_without_values_is_rejected(tmp_path):
 def test_unknown_operator_is_rejected(tmp_path):
     requirement = {"key": "karpenter.sh/capacity-type", "operator": "Equals", "values": ["spot"]}
     assert errors_for(tmp_path, {"requirements": [requirement]}) == [
-        f"{TEAM}: nodePools[0].requirements[0].operator: 'Equals' is not valid; use In, NotIn, Exists, DoesNotExist, Gt or Lt"
+        f"{TEAM}: nodePools[0].requirements[0].operator: 'Equals' is not valid; use In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte or Lte"
     ]
 
 

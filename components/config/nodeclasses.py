@@ -8,12 +8,37 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from .base import Model
+from .ec2 import (
+    AmiSelectorTerm,
+    BlockDeviceMapping,
+    CapacityReservationSelectorTerm,
+    ConnectionTracking,
+    CpuOptions,
+    NetworkInterface,
+    PlacementGroupSelector,
+    SecurityGroupSelectorTerm,
+    SubnetSelectorTerm,
+    check_alias,
+    check_volume_size,
+)
+
+__all__ = ["AmiSelectorTerm", "BlockDeviceMapping", "CapacityReservationSelectorTerm", "ConnectionTracking", "CpuOptions",
+           "Kubelet", "MetadataOptions", "NetworkInterface", "NodeClass", "PlacementGroupSelector", "RootVolume",
+           "SecurityGroupSelectorTerm", "SubnetSelectorTerm"]
 from .kube import Quantity
 
-_ALIAS = re.compile(r"^(al2023|bottlerocket|windows2019|windows2022|windows2025)@(latest|v?[0-9][0-9.]*)$")
-# The EC2NodeClass CRD's volumeSize pattern: 1Gi-59000Gi, 1G-64000G, 1Ti-58Ti or 1T-64T.
-_VOLUME_SIZE = re.compile(r"^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}"
-                          r"|[6][0-3][0-9]{3}|64000)G|([1-9]|[1-5][0-7]|58)Ti|([1-9]|[1-5][0-9]|6[0-3]|64)T)$")
+AmiFamily = Literal["AL2", "AL2023", "Bottlerocket", "Custom", "Windows2019", "Windows2022", "Windows2025"]
+_FAMILY_OF_ALIAS = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket", "windows2019": "Windows2019",
+                    "windows2022": "Windows2022", "windows2025": "Windows2025"}
+DEFAULT_AMI_ALIAS = "al2023@v20251117"
+# Karpenter's device names per family (pkg/providers/amifamily: EphemeralBlockDevice and
+# DefaultBlockDeviceMappings): the root device, and Bottlerocket's separate data device.
+ROOT_DEVICE = {"AL2": "/dev/xvda", "AL2023": "/dev/xvda", "Bottlerocket": "/dev/xvdb", "Windows2019": "/dev/sda1",
+               "Windows2022": "/dev/sda1", "Windows2025": "/dev/sda1"}
+BOTTLEROCKET_OS_DEVICE, BOTTLEROCKET_OS_SIZE = "/dev/xvda", "4Gi"
+_EVICTION_VALUE = re.compile(r"^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%|(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+                             r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$")
+_GO_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$")
 # Tags Karpenter sets itself; the EC2NodeClass CRD refuses them in spec.tags.
 _RESERVED_TAGS = ("eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass")
 _RESERVED_KEYS = ("cpu", "memory", "ephemeral-storage", "pid")
@@ -36,15 +61,15 @@ class RootVolume(Model):
     """Provisioned IOPS (gp3/io1/io2)."""
     throughput: int | None = Field(default=None, ge=125, le=1000)
     """Throughput in MiB/s (gp3)."""
-    device_name: str = "/dev/xvda"
-    """Root device name of the AMI family (al2023: /dev/xvda)."""
+    device_name: str | None = None
+    """Root device name; by default the AMI family's (AL2/AL2023 `/dev/xvda`, Windows `/dev/sda1`,
+    Bottlerocket: this volume is the data volume `/dev/xvdb`, next to a 4Gi OS volume `/dev/xvda`).
+    Required for amiFamily Custom."""
 
     @field_validator("size")
     @classmethod
     def _size(cls, value: str) -> str:
-        if not _VOLUME_SIZE.match(str(value)):
-            raise ValueError(f"{value!r} is not an EBS volume size the EC2NodeClass accepts (1Gi-59000Gi, 1G-64000G, 1Ti-58Ti, 1T-64T)")
-        return str(value)
+        return check_volume_size(value)
 
 
 class MetadataOptions(Model):
@@ -64,11 +89,53 @@ class MetadataOptions(Model):
 class Kubelet(Model):
     """Kubelet settings (in karpenter.sh/v1 they live on the EC2NodeClass, not the NodePool)."""
 
-    max_pods: int | None = Field(default=None, ge=1, le=737)
+    cluster_dns: list[str] | None = Field(default=None, alias="clusterDNS")
+    """DNS server IPs for pods (the cluster DNS service by default)."""
+    max_pods: int | None = Field(default=None, ge=0, le=2**31 - 1)
     """Override the ENI-limited max pods."""
+    pods_per_core: int | None = Field(default=None, ge=0, le=2**31 - 1)
+    """At most this many pods per vCPU (the lower of this and maxPods wins; ignored by Bottlerocket)."""
     system_reserved: dict[str, Quantity] | None = None
+    """Resources reserved for the OS (cpu, memory, ephemeral-storage, pid)."""
     kube_reserved: dict[str, Quantity] | None = None
+    """Resources reserved for the kubelet and runtime (cpu, memory, ephemeral-storage, pid)."""
     eviction_hard: dict[str, str] | None = None
+    """Hard eviction thresholds by signal, e.g. `{memory.available: 5%}`."""
+    eviction_soft: dict[str, str] | None = None
+    """Soft eviction thresholds by signal; each needs an `evictionSoftGracePeriod`."""
+    eviction_soft_grace_period: dict[str, str] | None = None
+    """Grace period per soft eviction signal, e.g. `{memory.available: 1m}`."""
+    eviction_max_pod_grace_period: int | None = Field(default=None, ge=-(2**31), le=2**31 - 1)
+    """Longest grace period (seconds) granted to pods evicted on a soft threshold."""
+    image_gc_high_threshold_percent: int | None = Field(default=None, ge=0, le=100, alias="imageGCHighThresholdPercent")
+    """Disk usage (%) above which image garbage collection always runs."""
+    image_gc_low_threshold_percent: int | None = Field(default=None, ge=0, le=100, alias="imageGCLowThresholdPercent")
+    """Disk usage (%) image garbage collection frees down to; below imageGCHighThresholdPercent."""
+    cpu_cfs_quota: bool | None = Field(default=None, alias="cpuCFSQuota")
+    """Enforce CPU limits with CFS quota (kubelet default true)."""
+
+    @field_validator("eviction_soft_grace_period")
+    @classmethod
+    def _durations(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        unknown = sorted(set(value or {}) - set(_EVICTION_SIGNALS))
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)}: valid signals are {', '.join(_EVICTION_SIGNALS)}")
+        for signal, duration in (value or {}).items():
+            if not _GO_DURATION.match(str(duration)):
+                raise ValueError(f"{signal}: {duration!r} is not a duration (e.g. 1m30s)")
+        return value
+
+    @model_validator(mode="after")
+    def _cel_rules(self) -> Kubelet:
+        high, low = self.image_gc_high_threshold_percent, self.image_gc_low_threshold_percent
+        if high is not None and low is not None and high <= low:
+            raise ValueError("imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent")
+        soft, grace = set(self.eviction_soft or {}), set(self.eviction_soft_grace_period or {})
+        if self.eviction_soft is not None and soft - grace:
+            raise ValueError(f"evictionSoft {', '.join(sorted(soft - grace))} has no matching evictionSoftGracePeriod")
+        if self.eviction_soft_grace_period is not None and grace - soft:
+            raise ValueError(f"evictionSoftGracePeriod {', '.join(sorted(grace - soft))} has no matching evictionSoft")
+        return self
 
     @field_validator("system_reserved", "kube_reserved")
     @classmethod
@@ -78,39 +145,88 @@ class Kubelet(Model):
             raise ValueError(f"{', '.join(unknown)}: valid keys are {', '.join(_RESERVED_KEYS)}")
         return value
 
-    @field_validator("eviction_hard")
+    @field_validator("eviction_hard", "eviction_soft")
     @classmethod
     def _eviction_keys(cls, value: dict[str, str] | None) -> dict[str, str] | None:
         unknown = sorted(set(value or {}) - set(_EVICTION_SIGNALS))
         if unknown:
             raise ValueError(f"{', '.join(unknown)}: valid signals are {', '.join(_EVICTION_SIGNALS)}")
+        for signal, threshold in (value or {}).items():
+            if not _EVICTION_VALUE.match(str(threshold)):
+                raise ValueError(f"{signal}: {threshold!r} is not a threshold (a percentage such as 5% or a quantity such as 500Mi)")
         return value
 
 
 class NodeClass(Model):
-    """One EC2NodeClass; its name is the key in `nodeClasses`."""
+    """One EC2NodeClass; its name is the key in `nodeClasses`. Keys other than `amiAlias`,
+    `allowLatestAmi` and `rootVolume` are the EC2NodeClass's own (karpenter.k8s.aws/v1), with its
+    rules. The platform fills in the node role and the stack's subnet and security-group selectors
+    unless overridden. What it deliberately narrows is left expressible and judged by a policy with
+    a per-environment level (docs/policies.md), never silently dropped: IMDSv1 or a hop limit above 1
+    (`nodeclass-imdsv2-hop-limit-1`), an unencrypted root volume (`nodeclass-root-volume-encrypted`),
+    a floating AMI (`@latest`, name, tags or SSM parameter: `nodeclass-ami-pinned`), a role or instance
+    profile without the stack's access entry (`nodeclass-role-has-access-entry`). Wildcard IAM is not
+    configurable here at all: the stack writes the IAM policies, and `iam-no-wildcard-action` checks them."""
 
-    ami_alias: str = "al2023@v20251117"
-    """AMI alias, pinned (`al2023@v20251117`). `@latest` only with `allowLatestAmi` (flagged)."""
+    ami_alias: str | None = None
+    """AMI alias, pinned (`al2023@v20251117`, the default when neither this nor `amiSelectorTerms`
+    is set). `@latest` only with `allowLatestAmi` (flagged). Shorthand for `amiSelectorTerms: [{alias: ...}]`."""
+    ami_selector_terms: list[AmiSelectorTerm] | None = Field(default=None, min_length=1, max_length=30)
+    """AMI selection as in the EC2NodeClass (alias, id, name, owner, tags, ssmParameter); instead of `amiAlias`.
+    Selection by name, tags or SSM parameter floats (policy nodeclass-ami-pinned outside dev)."""
+    ami_family: AmiFamily | None = None
+    """AL2, AL2023, Bottlerocket, Custom, Windows2019, Windows2022 or Windows2025: the bootstrap
+    (user data) format. Required when no alias is used; with an alias, only its family or Custom."""
     allow_latest_ami: bool = False
     """Permit `@latest`: nodes then change AMI without a config change."""
+    role: str | None = None
+    """IAM role of the nodes; the stack's node role (with its access entry) when unset. Another
+    role needs its own access entry (policy nodeclass-role-has-access-entry)."""
+    instance_profile: str | None = Field(default=None, min_length=1)
+    """An existing instance profile instead of a role (exclusive with `role`); the stack's node role
+    then is not used and the profile's role needs an access entry (flagged by the policy pack)."""
+    subnet_selector_terms: list[SubnetSelectorTerm] | None = Field(default=None, min_length=1, max_length=30)
+    """Subnets for this node class; the stack's subnets (`cluster.subnets`) when unset."""
+    security_group_selector_terms: list[SecurityGroupSelectorTerm] | None = Field(default=None, min_length=1, max_length=30)
+    """Security groups for this node class; the stack's security group when unset."""
     root_volume: RootVolume = Field(default_factory=RootVolume)
-    """Root EBS volume."""
+    """Root EBS volume (device name by AMI family). Ignored when `blockDeviceMappings` is set."""
+    block_device_mappings: list[BlockDeviceMapping] | None = Field(default=None, max_length=50)
+    """Every block device, as in the EC2NodeClass; replaces `rootVolume`. Unencrypted volumes are
+    flagged by the policy pack (nodeclass-root-volume-encrypted)."""
+    instance_store_policy: Literal["RAID0"] | None = None
+    """`RAID0`: stripe the local NVMe instance stores and use them for ephemeral storage."""
     metadata_options: MetadataOptions = Field(default_factory=MetadataOptions)
-    """IMDS settings."""
+    """IMDS settings. IMDSv1 (`httpTokens: optional`) or a hop limit above 1 are flagged by the policy pack."""
     kubelet: Kubelet | None = None
     """Kubelet overrides."""
+    user_data: str | None = None
+    """User data merged with (AL2, AL2023, Bottlerocket, Windows) or, for Custom, instead of Karpenter's bootstrap."""
     tags: dict[str, str] = Field(default_factory=dict)
     """Tags put on instances, volumes and launch templates."""
     detailed_monitoring: bool = False
     """EC2 detailed monitoring."""
+    associate_public_ip_address: bool | None = Field(default=None, alias="associatePublicIPAddress")
+    """Give instances a public IPv4 address (the subnet's setting when unset)."""
+    capacity_reservation_selector_terms: list[CapacityReservationSelectorTerm] | None = Field(default=None, max_length=30)
+    """On-demand capacity reservations to use; NodePools reach them with capacity type `reserved`."""
+    placement_group_selector: PlacementGroupSelector | None = None
+    """Launch into this placement group."""
+    network_interfaces: list[NetworkInterface] | None = Field(default=None, max_length=150)
+    """Network interfaces (EFA); must include the primary (card 0, device 0, `interface`)."""
+    cpu_options: CpuOptions | None = None
+    """CPU options."""
+    connection_tracking: ConnectionTracking | None = None
+    """Connection tracking timeouts."""
+    ip_prefix_count: int | None = Field(default=None, ge=0, le=2**31 - 1)
+    """IPv4 prefixes (/28) assigned to the primary interface (prefix delegation)."""
+    context: str | None = None
+    """Reserved for an AWS Outposts / Local Zones launch context (the CRD's `context`)."""
 
     @field_validator("ami_alias")
     @classmethod
-    def _alias(cls, value: str) -> str:
-        if not _ALIAS.match(value):
-            raise ValueError(f"{value!r} is not an AMI alias (family@version, e.g. al2023@v20251117)")
-        return value
+    def _alias(cls, value: str | None) -> str | None:
+        return None if value is None else check_alias(value)
 
     @field_validator("tags")
     @classmethod
@@ -121,19 +237,85 @@ class NodeClass(Model):
         return tags
 
     @model_validator(mode="after")
-    def _windows_only_latest(self) -> NodeClass:
-        if self.ami_family.startswith("windows") and not self.ami_alias.endswith("@latest"):
-            raise ValueError(f"{self.ami_alias!r}: Windows AMI families only accept the version 'latest'")
+    def _ami_selection(self) -> NodeClass:
+        if self.ami_alias is not None and self.ami_selector_terms is not None:
+            raise ValueError("set amiAlias or amiSelectorTerms, not both")
+        terms = self.ami_terms
+        aliases = [t.alias for t in terms if t.alias is not None]
+        if aliases and len(terms) != 1:
+            raise ValueError("'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms")
+        if not aliases and self.ami_family is None:
+            raise ValueError("amiFamily is required when amiSelectorTerms has no alias")
+        if aliases:
+            family = _FAMILY_OF_ALIAS[aliases[0].split("@", 1)[0]]
+            if self.ami_family not in (None, "Custom", family):
+                raise ValueError(f"amiFamily must be {family!r} or 'Custom' when using alias {aliases[0]!r}")
+            if family.startswith("Windows") and not aliases[0].endswith("@latest"):
+                raise ValueError(f"{aliases[0]!r}: Windows AMI families only accept the version 'latest'")
+            if aliases[0].endswith("@latest") and not self.allow_latest_ami:
+                raise ValueError(f"amiAlias {aliases[0]!r} floats to new AMIs on every release; pin a version or set "
+                                 "allowLatestAmi: true")
         return self
 
     @model_validator(mode="after")
-    def _latest_needs_opt_in(self) -> NodeClass:
-        if self.ami_alias.endswith("@latest") and not self.allow_latest_ami:
-            raise ValueError(
-                f"amiAlias {self.ami_alias!r} floats to new AMIs on every release; pin a version or set allowLatestAmi: true"
-            )
+    def _role_or_profile(self) -> NodeClass:
+        if self.role is not None and self.instance_profile is not None:
+            raise ValueError("must specify exactly one of ['role', 'instanceProfile']")
+        if self.role == "":
+            raise ValueError("role cannot be empty")
+        return self
+
+    @model_validator(mode="after")
+    def _devices(self) -> NodeClass:
+        if self.block_device_mappings is not None:
+            if "root_volume" in self.model_fields_set:
+                raise ValueError("set rootVolume or blockDeviceMappings, not both")
+            if sum(1 for m in self.block_device_mappings if m.root_volume) > 1:
+                raise ValueError("must have only one blockDeviceMappings with rootVolume")
+        elif self.family == "Custom" and "root_volume" in self.model_fields_set and not self.root_volume.device_name:
+            raise ValueError("amiFamily Custom has no known root device: set rootVolume.deviceName")
+        return self
+
+    @model_validator(mode="after")
+    def _interfaces(self) -> NodeClass:
+        interfaces = self.network_interfaces or []
+        if interfaces and not any(i.network_card_index == 0 and i.device_index == 0 and i.interface_type == "interface"
+                                  for i in interfaces):
+            raise ValueError("networkInterfaces must include a primary interface (networkCardIndex 0, deviceIndex 0, "
+                             "interfaceType interface)")
+        pairs = [(i.network_card_index, i.device_index) for i in interfaces]
+        efa = [i.network_card_index for i in interfaces if i.interface_type == "efa-only"]
+        if len(set(pairs)) != len(pairs) or len(set(efa)) != len(efa):
+            raise ValueError("networkInterfaces must not have duplicate networkCardIndex and deviceIndex pairs, and can "
+                             "have at most one efa device per network card")
         return self
 
     @property
-    def ami_family(self) -> str:
-        return self.ami_alias.split("@", 1)[0]
+    def ami_terms(self) -> list[AmiSelectorTerm]:
+        """The AMI selector terms rendered (the alias shorthand, or the default alias)."""
+        if self.ami_selector_terms is not None:
+            return list(self.ami_selector_terms)
+        return [AmiSelectorTerm(alias=self.ami_alias or DEFAULT_AMI_ALIAS)]
+
+    @property
+    def family(self) -> str:
+        """The AMI family Karpenter bootstraps for: amiFamily, else the alias's."""
+        if self.ami_family is not None:
+            return self.ami_family
+        alias = next(t.alias for t in self.ami_terms if t.alias is not None)
+        return _FAMILY_OF_ALIAS[alias.split("@", 1)[0]]
+
+    @property
+    def ami_family_alias(self) -> str | None:
+        """The alias's family (e.g. `al2023`), or None when selected otherwise."""
+        alias = next((t.alias for t in self.ami_terms if t.alias is not None), None)
+        return alias.split("@", 1)[0] if alias else None
+
+    @property
+    def floating_alias(self) -> str | None:
+        alias = next((t.alias for t in self.ami_terms if t.alias is not None), None)
+        return alias if alias and alias.endswith("@latest") else None
+
+    @property
+    def is_windows(self) -> bool:
+        return self.family.startswith("Windows")

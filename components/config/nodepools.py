@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from .base import Model
 from .kube import (
@@ -18,9 +19,9 @@ from .kube import (
     Quantity,
 )
 
-Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
-ConsolidationPolicy = Literal["WhenEmpty", "WhenEmptyOrUnderutilized"]
+ConsolidationPolicy = Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"]
 DisruptionReason = Literal["Underutilized", "Empty", "Drifted"]
 PresetName = Literal["general", "spot", "gpu", "batch", "graviton", "multi-zone"]
 
@@ -36,6 +37,7 @@ _KARPENTER_AWS_ALLOWED = {f"karpenter.k8s.aws/{name}" for name in (
     "instance-network-bandwidth", "instance-gpu-name", "instance-gpu-manufacturer", "instance-gpu-count",
     "instance-gpu-memory", "instance-accelerator-name", "instance-accelerator-manufacturer",
     "instance-accelerator-count", "instance-capability-flex", "placement-group-id", "placement-group-partition")}
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 # Same as teams.TEAM_LABEL (teams.py imports this module, so it cannot be imported here).
 TEAM_LABEL_KEY = "karpenter-platform.io/team"
 
@@ -60,11 +62,14 @@ class Requirement(Model):
     key: LabelKey
     """Label key, e.g. `karpenter.sh/capacity-type` or `karpenter.k8s.aws/instance-family`."""
     operator: Operator
-    """In, NotIn, Exists, DoesNotExist, Gt or Lt."""
+    """In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte or Lte (Gte/Lte: greater/less than or equal)."""
     values: list[LabelValue] = Field(default_factory=list)
-    """Values: at least one for In; exactly one integer for Gt and Lt; none for Exists and DoesNotExist."""
+    """Values: at least one for In; exactly one non-negative integer for Gt, Lt, Gte and Lte; none for
+    Exists and DoesNotExist."""
     min_values: int | None = Field(default=None, ge=1, le=50)
-    """Karpenter's minValues: launch only when at least this many distinct values remain (flexibility)."""
+    """Karpenter's minValues: launch only when at least this many distinct values of the key remain
+    (flexibility). With In it needs at least that many values; with Exists it counts every value the
+    other requirements leave (e.g. `instance-family Exists minValues: 5`)."""
 
     @field_validator("key")
     @classmethod
@@ -79,13 +84,17 @@ class Requirement(Model):
         op, values = self.operator, self.values
         if op == "In" and not values:
             raise ValueError("operator In needs at least one value")
-        if op in ("Gt", "Lt"):
+        if op in ("Gt", "Lt", "Gte", "Lte"):
             if len(values) != 1 or not values[0].isdigit():
                 raise ValueError(f"operator {op} takes exactly one non-negative integer value, got {values!r}")
         if op in ("Exists", "DoesNotExist") and values:
             raise ValueError(f"operator {op} takes no values, got {values!r}")
-        if self.min_values is not None and (op != "In" or len(values) < self.min_values):
-            raise ValueError("minValues needs operator In with at least that many values")
+        # The CRD's rule (and Karpenter's ValidateRequirement) only bounds minValues under In;
+        # DoesNotExist leaves no value at all, so minValues there could never be met.
+        if self.min_values is not None and op == "In" and len(values) < self.min_values:
+            raise ValueError(f"minValues {self.min_values} needs at least that many values with operator In")
+        if self.min_values is not None and op == "DoesNotExist":
+            raise ValueError("minValues cannot be met with operator DoesNotExist (it leaves no value)")
         return self
 
 
@@ -98,6 +107,15 @@ class Taint(Model):
     """Optional taint value (a label value)."""
     effect: TaintEffect
     """NoSchedule, PreferNoSchedule or NoExecute."""
+    time_added: str | None = None
+    """RFC 3339 time the taint was added (Kubernetes sets it for NoExecute taints on nodes; rarely written)."""
+
+    @field_validator("time_added")
+    @classmethod
+    def _rfc3339(cls, value: str | None) -> str | None:
+        if value is not None and not _RFC3339.match(value):
+            raise ValueError(f"{value!r} is not an RFC 3339 date-time (e.g. 2025-01-01T00:00:00Z)")
+        return value
 
     @field_validator("value")
     @classmethod
@@ -129,9 +147,12 @@ class Disruption(Model):
     """When Karpenter may remove or replace this pool's nodes."""
 
     consolidation_policy: ConsolidationPolicy = "WhenEmptyOrUnderutilized"
-    """WhenEmpty, or WhenEmptyOrUnderutilized (also replaces under-used nodes with cheaper ones)."""
-    consolidate_after: KarpenterDuration = "1m"
-    """How long a node must be consolidatable before Karpenter acts, e.g. `30s`, `10m`, or `Never`."""
+    """WhenEmpty; WhenEmptyOrUnderutilized (also replaces under-used nodes with cheaper ones); or
+    Balanced (consolidates only when the saving is worth the disruption)."""
+    consolidate_after: KarpenterDuration = "0s"
+    """How long a node must be consolidatable before Karpenter acts, e.g. `30s`, `10m`, or `Never`.
+    The default is the CRD's (`0s`), so a pool that omits it behaves as it does in Karpenter; the
+    presets set their own."""
     budgets: list[Budget] = Field(default_factory=lambda: [Budget()])
     """Disruption budgets; the most restrictive active one wins."""
 
@@ -158,10 +179,14 @@ class NodePool(Model):
     """Taints pods must tolerate to land on the pool's nodes."""
     startup_taints: list[Taint] = Field(default_factory=list)
     """Taints a node starts with and that an agent removes (pods need not tolerate them)."""
-    limits: dict[str, Quantity]
-    """Upper bound on the pool's total capacity, e.g. `{cpu: "200", memory: 800Gi}`. Required."""
+    replicas: int | None = Field(default=None, ge=0)
+    """A static NodePool: keep exactly this many nodes, whatever the pods need (Karpenter's static
+    provisioning). Only `limits.nodes` and no `weight` then; cannot be switched on or off later."""
+    limits: dict[str, Quantity] | None = Field(default=None, validate_default=True)
+    """Upper bound on the pool's total capacity, e.g. `{cpu: "200", memory: 800Gi}`, or a node
+    count `{nodes: "10"}`. Required for dynamic pools; a static pool may set only `nodes`."""
     weight: int | None = Field(default=None, ge=1, le=100)
-    """Priority among pools (higher is tried first), 1-100; unset counts as 0."""
+    """Priority among pools (higher is tried first), 1-100; unset counts as 0. Not on static pools."""
     disruption: Disruption = Field(default_factory=Disruption)
     """Consolidation policy, delay and budgets."""
     expire_after: KarpenterDuration = "720h"
@@ -192,7 +217,23 @@ class NodePool(Model):
 
     @field_validator("limits")
     @classmethod
-    def _limits_not_empty(cls, limits: dict[str, str]) -> dict[str, str]:
+    def _limits_fit_mode(cls, limits: dict[str, str] | None, info: ValidationInfo) -> dict[str, str] | None:
+        static = info.data.get("replicas") is not None
+        if static:
+            # The NodePool CRD: "only 'limits.nodes' is supported on static NodePools".
+            extra = sorted(set(limits or {}) - {"nodes"})
+            if extra:
+                raise ValueError(f"a static NodePool (replicas set) may only limit nodes, not {', '.join(extra)}")
+            return limits
+        if limits is None:
+            raise ValueError("required key missing: a NodePool needs limits (e.g. cpu and memory) so a runaway "
+                             "workload cannot buy unbounded capacity")
         if not limits:
             raise ValueError("a NodePool needs limits (e.g. cpu and memory) so a runaway workload cannot buy unbounded capacity")
         return limits
+
+    @model_validator(mode="after")
+    def _static_without_weight(self) -> NodePool:
+        if self.replicas is not None and self.weight is not None:
+            raise ValueError("weight is not supported on static NodePools (replicas set)")
+        return self

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .base import Model
 from .kube import DnsLabel
+from .nodeoverlays import NODEPOOL_LABEL, NodeOverlay
 from .nodepools import NodePool
 
 TEAM_LABEL = "karpenter-platform.io/team"
@@ -44,5 +45,24 @@ class Team(Model):
     NodePools together may cost at their limits (each pool's worst case from the catalog, summed;
     see docs/cost.md). Checked by the policy `team-budget` (mandatory in prod); an environment
     without an entry has no budget."""
+    node_overlays: list[NodeOverlay] = Field(default_factory=list)
+    """The team's NodeOverlays (karpenter.sh/v1alpha1), rendered as `<team>-<name>` and limited to
+    the team's own NodePools."""
     environments: dict[str, EnvironmentOverride] = Field(default_factory=dict)
     """Per-environment overrides, keyed by environment (stack) name. Already applied to `nodePools`."""
+
+    @model_validator(mode="after")
+    def _overlays_stay_in_team(self) -> Team:
+        own = {f"{self.name}-{pool.name}" for pool in self.node_pools}
+        names: set[str] = set()
+        # A model rule cannot set the error's location, so the message carries the key path.
+        for index, overlay in enumerate(self.node_overlays):
+            if overlay.name in names:
+                raise ValueError(f"nodeOverlays[{index}].name: {overlay.name!r} is defined twice in this team")
+            names.add(overlay.name)
+            for r_index, requirement in enumerate(overlay.requirements):
+                foreign = sorted(set(requirement.values) - own) if requirement.key == NODEPOOL_LABEL else []
+                if foreign:
+                    raise ValueError(f"nodeOverlays[{index}].requirements[{r_index}]: {NODEPOOL_LABEL} may only name "
+                                     f"this team's NodePools ({', '.join(sorted(own)) or 'none'}), not {', '.join(foreign)}")
+        return self

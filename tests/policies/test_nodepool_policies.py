@@ -42,6 +42,23 @@ def test_limits_missing_fail():
         "NodePool web-api has no spec.limits; declare at least cpu, memory"]
 
 
+def _static(pool, replicas=3):
+    pool["props"]["spec"]["replicas"] = replicas
+    return pool
+
+
+def test_limits_static_pool_with_only_a_node_limit_pass():
+    """A static NodePool may only limit nodes (karpenter.sh_nodepools.yaml CEL); replicas bound it."""
+    assert run("nodepool-limits-within-ceiling", [_static(nodepool(limits={"nodes": "5"}))]) == []
+    assert run("nodepool-limits-within-ceiling", [_static(nodepool(limits=None))]) == []
+
+
+def test_limits_static_pool_still_meets_a_node_ceiling_fail():
+    pools = [_static(nodepool(limits={"nodes": "50"}))]
+    assert messages("nodepool-limits-within-ceiling", pools, config={"ceilings": {"nodes": "10"}}) == [
+        "NodePool web-api limit nodes=50 is above the prod ceiling of 10"]
+
+
 def test_limits_missing_memory_fail():
     assert messages("nodepool-limits-within-ceiling", [nodepool(limits={"cpu": "10"})]) == [
         "NodePool web-api does not limit memory (spec.limits has cpu)"]

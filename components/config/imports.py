@@ -1,0 +1,389 @@
+"""The importer's core: Karpenter NodePool and EC2NodeClass objects (karpenter.sh/v1,
+karpenter.k8s.aws/v1) turned into a team file and a `nodeClasses` mapping, with what changed, what
+could not be carried over, and every refusal named by file and key path. No files, no printing:
+`components/config/importer.py` is the shell."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from pydantic import ValidationError
+
+from .errors import ConfigIssue, format_path, issues_from_validation
+from .nodeclasses import ROOT_DEVICE, NodeClass
+from .teams import Team
+
+NODEPOOL_API, NODECLASS_API = "karpenter.sh/v1", "karpenter.k8s.aws/v1"
+# A team's NodePools must have limits; an original without them gets this (and the report says so).
+IMPORT_LIMITS = {"cpu": "1000", "memory": "4000Gi"}
+# Karpenter's root volume when an EC2NodeClass declares no blockDeviceMappings (amifamily
+# DefaultEBS: 20Gi gp3 encrypted; Windows 50Gi), written out so the rendered class keeps it.
+KARPENTER_ROOT_SIZE = {"Windows2019": "50Gi", "Windows2022": "50Gi", "Windows2025": "50Gi"}
+KARPENTER_DEFAULT_ROOT_SIZE = "20Gi"
+# EC2NodeClass keys the stack manages (the node role and its access entry, the cluster's subnets
+# and security group): dropped on import, reported.
+MANAGED_NODECLASS_KEYS = ("role", "subnetSelectorTerms", "securityGroupSelectorTerms")
+_TEMPLATE_SPEC_KEYS = ("requirements", "taints", "startupTaints", "expireAfter", "terminationGracePeriod")
+_SPEC_KEYS = ("disruption", "limits", "weight", "replicas")
+_LEGACY = {
+    ("karpenter.sh", "Provisioner"): "Provisioner is karpenter.sh/v1alpha5; convert it to a karpenter.sh/v1 NodePool first",
+    ("karpenter.k8s.aws", "AWSNodeTemplate"): "AWSNodeTemplate is v1alpha1; convert it to a karpenter.k8s.aws/v1 EC2NodeClass first",
+}
+
+
+@dataclass(frozen=True)
+class Document:
+    """One Kubernetes object read from `file`; `where` locates it there (`document 2`, `items[0]`)."""
+
+    file: str
+    where: str
+    body: Any
+
+    def at(self, path: str) -> str:
+        return f"{self.where}: {path}" if path else self.where
+
+
+@dataclass
+class ImportResult:
+    team: dict[str, Any] | None = None
+    node_classes: dict[str, Any] = field(default_factory=dict)
+    changes: list[str] = field(default_factory=list)
+    """What the platform writes differently (its additions, renames, explicit defaults)."""
+    losses: list[str] = field(default_factory=list)
+    """What could not be carried over (not reproduced by the render)."""
+    notes: list[str] = field(default_factory=list)
+    """Outside the specs: skipped objects, object metadata the platform sets itself."""
+    errors: list[ConfigIssue] = field(default_factory=list)
+    """Invalid input, or input the platform refuses: nothing is written."""
+    imported: list[str] = field(default_factory=list)
+
+
+def documents(file: str, content: Iterable[Any]) -> Iterator[Document]:
+    """The objects of a YAML stream, `kind: List` items unpacked; empty documents skipped."""
+    for index, body in enumerate(content):
+        if body is None:
+            continue
+        where = f"document {index + 1}"
+        if isinstance(body, dict) and body.get("kind") == "List" and isinstance(body.get("items"), list):
+            for item_index, item in enumerate(body["items"]):
+                yield Document(file, f"{where}: items[{item_index}]", item)
+        else:
+            yield Document(file, where, body)
+
+
+def _pool_config_path(loc: tuple[Any, ...]) -> str:
+    """Where a team-file location (`nodePools[i].<key>...`) sits in the original NodePool."""
+    if not loc:
+        return "spec"
+    head, rest = loc[0], loc[1:]
+    if head == "name":
+        return "metadata.name"
+    if head == "nodeClass":
+        return "spec.template.spec.nodeClassRef.name"
+    if head in ("labels", "annotations"):
+        return format_path(rest, f"spec.template.metadata.{head}")
+    if head in _TEMPLATE_SPEC_KEYS:
+        return format_path(rest, f"spec.template.spec.{head}")
+    return format_path(rest, f"spec.{head}")
+
+
+def _unexpected(document: Document, mapping: Any, known: Iterable[str], path: str, errors: list[ConfigIssue]) -> None:
+    if not isinstance(mapping, dict):
+        errors.append(ConfigIssue(document.file, document.at(path), "expected a mapping"))
+        return
+    for key in mapping:
+        if key not in known:
+            errors.append(ConfigIssue(document.file, document.at(f"{path}.{key}"),
+                                      f"unknown field {key!r} (not in the {NODEPOOL_API} NodePool schema)"))
+
+
+def nodepool_entry(document: Document, team: str, result: ImportResult) -> dict[str, Any] | None:
+    """The team-file entry for one NodePool; problems go to `result.errors`."""
+    body, errors = document.body, result.errors
+    name = str((body.get("metadata") or {}).get("name") or "")
+    spec = body.get("spec")
+    if not isinstance(spec, dict):
+        errors.append(ConfigIssue(document.file, document.at("spec"), "a NodePool needs a spec"))
+        return None
+    _unexpected(document, spec, ("template", *_SPEC_KEYS), "spec", errors)
+    template = spec.get("template") or {}
+    _unexpected(document, template, ("metadata", "spec"), "spec.template", errors)
+    template_metadata = template.get("metadata") or {}
+    template_spec = template.get("spec") or {}
+    _unexpected(document, template_metadata, ("labels", "annotations"), "spec.template.metadata", errors)
+    _unexpected(document, template_spec, (*_TEMPLATE_SPEC_KEYS, "nodeClassRef"), "spec.template.spec", errors)
+    if not isinstance(template_spec, dict) or not isinstance(template_metadata, dict):
+        return None
+    ref = template_spec.get("nodeClassRef") or {}
+    if isinstance(ref, dict) and isinstance(ref.get("group"), str) and "/" in ref["group"]:
+        errors.append(ConfigIssue(document.file, document.at("spec.template.spec.nodeClassRef.group"),
+                                  f"{ref['group']!r} is not valid: a group has no '/' (the CRD's pattern ^[^/]*$); "
+                                  "use karpenter.k8s.aws"))
+        return None
+    if not isinstance(ref, dict) or ref.get("group") != "karpenter.k8s.aws" or ref.get("kind") != "EC2NodeClass":
+        errors.append(ConfigIssue(document.file, document.at("spec.template.spec.nodeClassRef"),
+                                  "must reference a karpenter.k8s.aws EC2NodeClass (group and kind), the only node class the "
+                                  "platform declares"))
+        return None
+    pool_name = name.removeprefix(f"{team}-") if name.startswith(f"{team}-") else name
+    entry: dict[str, Any] = {"name": pool_name}
+    if pool_name == name:
+        result.changes.append(f"{document.file}: {document.at('metadata.name')}: NodePool {name!r} renders as "
+                              f"'{team}-{name}' (NodePools are named <team>-<pool>)")
+    entry["nodeClass"] = ref.get("name")
+    for key in ("labels", "annotations"):
+        if key in template_metadata:
+            entry[key] = copy.deepcopy(template_metadata[key])
+    for key in _TEMPLATE_SPEC_KEYS:
+        if key in template_spec:
+            entry[key] = copy.deepcopy(template_spec[key])
+    for key in _SPEC_KEYS:
+        if key in spec:
+            entry[key] = copy.deepcopy(spec[key])
+    if "limits" not in spec and "replicas" not in spec:
+        entry["limits"] = dict(IMPORT_LIMITS)
+        result.changes.append(f"{document.file}: {document.at('spec.limits')}: none in the original; added "
+                              f"{IMPORT_LIMITS} (every dynamic NodePool here has limits; adjust them)")
+    if "disruption" not in spec or "consolidateAfter" not in (spec.get("disruption") or {}):
+        # Same as the CRD's default, written so that the team file says what runs.
+        entry.setdefault("disruption", {})["consolidateAfter"] = "0s"
+    return entry
+
+
+def nodeclass_entry(document: Document, result: ImportResult) -> dict[str, Any] | None:
+    """The `nodeClasses` entry for one EC2NodeClass: the spec minus the keys the stack manages."""
+    spec = document.body.get("spec")
+    if not isinstance(spec, dict):
+        result.errors.append(ConfigIssue(document.file, document.at("spec"), "an EC2NodeClass needs a spec"))
+        return None
+    if ("role" in spec) == ("instanceProfile" in spec):
+        # The CRD's rule on the original; the platform's node role would otherwise hide it.
+        result.errors.append(ConfigIssue(document.file, document.at("spec"),
+                                         "must specify exactly one of ['role', 'instanceProfile']"))
+        return None
+    entry = {k: copy.deepcopy(v) for k, v in spec.items() if k not in MANAGED_NODECLASS_KEYS}
+    for key in MANAGED_NODECLASS_KEYS:
+        if key in spec:
+            what = {"role": "the stack's node role (which has the cluster access entry)",
+                    "subnetSelectorTerms": "the stack's subnets (cluster.subnets)",
+                    "securityGroupSelectorTerms": "the stack's security group (cluster.securityGroup)"}[key]
+            result.changes.append(f"{document.file}: {document.at(f'spec.{key}')}: replaced by {what}; set "
+                                  f"nodeClasses.<name>.{key} to keep the original")
+    terms = spec.get("amiSelectorTerms")
+    aliases = [t.get("alias") for t in terms if isinstance(t, dict)] if isinstance(terms, list) else []
+    if any(isinstance(a, str) and a.endswith("@latest") for a in aliases):
+        entry["allowLatestAmi"] = True
+        result.changes.append(f"{document.file}: {document.at('spec.amiSelectorTerms')}: '@latest' floats; added "
+                              "allowLatestAmi: true (policy nodeclass-ami-pinned flags it outside dev)")
+    if "blockDeviceMappings" not in spec:
+        family = spec.get("amiFamily") or _alias_family(aliases)
+        if family in ROOT_DEVICE:
+            size = KARPENTER_ROOT_SIZE.get(family, KARPENTER_DEFAULT_ROOT_SIZE)
+            entry["rootVolume"] = {"size": size}
+            result.changes.append(f"{document.file}: {document.at('spec.blockDeviceMappings')}: none in the original; "
+                                  f"Karpenter's default for {family} written out (encrypted gp3, {size})")
+    return entry
+
+
+def _alias_family(aliases: list[Any]) -> str | None:
+    names = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket", "windows2019": "Windows2019",
+             "windows2022": "Windows2022", "windows2025": "Windows2025"}
+    for alias in aliases:
+        if isinstance(alias, str):
+            return names.get(alias.split("@", 1)[0])
+    return None
+
+
+def import_documents(docs: Iterable[Document], team: str) -> ImportResult:
+    """A team file and a `nodeClasses` mapping for every NodePool and EC2NodeClass of `docs`."""
+    result = ImportResult()
+    pools: list[tuple[Document, dict[str, Any]]] = []
+    classes: dict[str, Document] = {}
+    for document in docs:
+        body = document.body
+        if not isinstance(body, dict):
+            result.errors.append(ConfigIssue(document.file, document.where, "expected a Kubernetes object (a mapping)"))
+            continue
+        api_version, kind = str(body.get("apiVersion", "")), str(body.get("kind", ""))
+        group = api_version.rpartition("/")[0]
+        name = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
+        if (group, kind) in _LEGACY:
+            result.errors.append(ConfigIssue(document.file, document.at("kind"), _LEGACY[(group, kind)]))
+        elif kind in ("NodePool", "EC2NodeClass") and api_version != (NODEPOOL_API if kind == "NodePool" else NODECLASS_API):
+            expected = NODEPOOL_API if kind == "NodePool" else NODECLASS_API
+            result.errors.append(ConfigIssue(document.file, document.at("apiVersion"),
+                                             f"{api_version!r}: only {expected} is imported (migrate older APIs to v1 first)"))
+        elif kind not in ("NodePool", "EC2NodeClass"):
+            result.notes.append(f"{document.file}: {document.where}: skipped {kind or 'an object without kind'} "
+                                 f"{name or ''}".rstrip() + " (only NodePool and EC2NodeClass are imported)")
+        elif not isinstance(name, str) or not name:
+            result.errors.append(ConfigIssue(document.file, document.at("metadata.name"), "required"))
+        elif kind == "NodePool":
+            entry = nodepool_entry(document, team, result)
+            if entry is not None:
+                pools.append((document, entry))
+                _note_metadata(document, result)
+        else:
+            if name in classes:
+                result.errors.append(ConfigIssue(document.file, document.at("metadata.name"),
+                                                 f"EC2NodeClass {name!r} is also defined in {classes[name].file}"))
+                continue
+            entry = nodeclass_entry(document, result)
+            if entry is not None:
+                classes[name] = document
+                result.node_classes[name] = entry
+                _note_metadata(document, result)
+    _validate(pools, classes, team, result)
+    if not result.errors:
+        result.team = {"name": team, "nodePools": [entry for _, entry in pools]}
+        result.imported = [f"NodePool {team}-{entry['name']}" for _, entry in pools] + \
+                          [f"EC2NodeClass {name}" for name in result.node_classes]
+    return result
+
+
+def _note_metadata(document: Document, result: ImportResult) -> None:
+    metadata = document.body.get("metadata") or {}
+    extra = sorted(k for k in metadata if k in ("labels", "annotations") and metadata[k])
+    for key in extra:
+        result.notes.append(f"{document.file}: {document.at(f'metadata.{key}')}: not copied "
+                            f"({', '.join(sorted(metadata[key]))}): object metadata, not spec; the platform sets its own")
+
+
+def _validate(pools: list[tuple[Document, dict[str, Any]]], classes: dict[str, Document], team: str,
+              result: ImportResult) -> None:
+    """The platform's own config validation (CRD schema, CEL and Karpenter's runtime rules), each
+    problem named by the original file and key path."""
+    seen: dict[str, Document] = {}
+    for index, (document, entry) in enumerate(pools):
+        if entry["name"] in seen:
+            result.errors.append(ConfigIssue(document.file, document.at("metadata.name"),
+                                             f"NodePool {entry['name']!r} is also defined in {seen[entry['name']].file}"))
+        seen.setdefault(entry["name"], document)
+        try:
+            Team.model_validate({"name": team, "nodePools": [entry]})
+        except ValidationError as err:
+            for issue in issues_from_validation(err, document.file, Team):
+                result.errors.append(_relocate(issue, document, _pool_config_path))
+        if len(f"{team}-{entry['name']}") > 63:
+            result.errors.append(ConfigIssue(document.file, document.at("metadata.name"),
+                                             f"rendered name {team}-{entry['name']!r} is longer than 63 characters"))
+    for name, document in classes.items():
+        try:
+            NodeClass.model_validate(result.node_classes[name])
+        except ValidationError as err:
+            for issue in issues_from_validation(err, document.file, NodeClass):
+                result.errors.append(ConfigIssue(document.file, document.at(f"spec.{issue.path}" if issue.path else "spec"),
+                                                 issue.message))
+        if not _dns_label(name):
+            result.errors.append(ConfigIssue(document.file, document.at("metadata.name"),
+                                             f"{name!r}: node class names are lower-case letters, digits and '-'"))
+    for document, entry in pools:
+        if entry.get("nodeClass") not in classes:
+            result.changes.append(f"{document.file}: {document.at('spec.template.spec.nodeClassRef.name')}: "
+                                  f"EC2NodeClass {entry.get('nodeClass')!r} was not among the input; the stack must define it")
+
+
+def _relocate(issue: ConfigIssue, document: Document, mapper) -> ConfigIssue:
+    """A Team validation issue (`nodePools[0].<key>`) at the original NodePool's key path."""
+    path = issue.path
+    if path.startswith("nodePools[0]"):
+        rest = path.removeprefix("nodePools[0]").lstrip(".")
+        return ConfigIssue(document.file, document.at(mapper(_split(rest))), issue.message)
+    return ConfigIssue(document.file, document.at("spec"), issue.message)
+
+
+def _split(path: str) -> tuple[Any, ...]:
+    parts: list[Any] = []
+    for chunk in path.replace("[", ".[").split("."):
+        if not chunk:
+            continue
+        parts.append(int(chunk[1:-1]) if chunk.startswith("[") and chunk[1:-1].isdigit() else chunk)
+    return tuple(parts)
+
+
+def _dns_label(name: str) -> bool:
+    from .kube import check_dns_label
+
+    try:
+        check_dns_label(name)
+    except ValueError:
+        return False
+    return True
+
+
+def leaves(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every scalar of a nested value with its path (list items by index)."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from leaves(child, (*path, key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from leaves(child, (*path, index))
+    else:
+        yield path, value
+
+
+def _lookup(value: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and isinstance(part, int) and part < len(value):
+            value = value[part]
+        else:
+            return _MISSING
+    return value
+
+
+_MISSING = object()
+
+
+def _same(original: Any, rendered: Any) -> bool:
+    if original == rendered and type(original) is type(rendered):
+        return True
+    if isinstance(original, (int, float)) and not isinstance(original, bool) and isinstance(rendered, str):
+        return str(original) == rendered  # a quantity written as a YAML number
+    return original == "" and rendered is _MISSING  # an empty taint value is no value
+
+
+def spec_differences(original: dict[str, Any], rendered: dict[str, Any], *, managed: Iterable[str] = ()) -> list[str]:
+    """Leaves of `original` (a spec) that `rendered` does not reproduce, keys in `managed` aside."""
+    managed = set(managed)
+    found = []
+    for path, value in leaves(original):
+        if path and path[0] in managed:
+            continue
+        got = _lookup(rendered, path)
+        if not _same(value, got):
+            shown = "absent" if got is _MISSING else repr(got)
+            found.append(f"{format_path(path, 'spec')}: {value!r} renders as {shown}")
+    return found
+
+
+def roundtrip(docs: Iterable[Document], result: ImportResult, team_name: str) -> list[str]:
+    """Render the imported config the way the stack will, and list every field of an original spec
+    it does not reproduce (empty when the import is faithful)."""
+    from ..nodeclasses import nodeclass_manifest
+    from ..nodepools import nodepool_manifest
+
+    if result.team is None:
+        return []
+    team = Team.model_validate(result.team)
+    by_name = {f"{team.name}-{pool.name}": pool for pool in team.node_pools}
+    problems = []
+    for document in docs:
+        body = document.body if isinstance(document.body, dict) else {}
+        name = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
+        if body.get("kind") == "NodePool" and body.get("apiVersion") == NODEPOOL_API:
+            pool = by_name.get(name if str(name).startswith(f"{team_name}-") else f"{team_name}-{name}")
+            rendered = nodepool_manifest(team, pool)["spec"] if pool else {}
+            differences = spec_differences(body.get("spec") or {}, rendered)
+        elif body.get("kind") == "EC2NodeClass" and body.get("apiVersion") == NODECLASS_API and name in result.node_classes:
+            node_class = NodeClass.model_validate(result.node_classes[name])
+            rendered = nodeclass_manifest(name, node_class, cluster_name="cluster", role="node-role")["spec"]
+            differences = spec_differences(body.get("spec") or {}, rendered, managed=MANAGED_NODECLASS_KEYS)
+        else:
+            continue
+        problems += [f"{document.file}: {document.at(d)}" for d in differences]
+    return problems
