@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from .base import Model
-from .kube import Quantity
+from .kube import Quantity, check_quantity
 
 _ALIAS = re.compile(r"^(al2023|bottlerocket|windows2019|windows2022|windows2025)@(latest|v?[0-9][0-9.]*)$")
 # The EC2NodeClass CRD's volumeSize pattern: 1Gi-59000Gi, 1G-64000G, 1Ti-58Ti or 1T-64T.
@@ -19,6 +19,20 @@ _RESERVED_TAGS = ("eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh
 _RESERVED_KEYS = ("cpu", "memory", "ephemeral-storage", "pid")
 _EVICTION_SIGNALS = ("memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available",
                      "imagefs.inodesFree", "pid.available")
+
+
+def _eviction_threshold(value: str) -> bool:
+    """A kubelet eviction threshold: a non-negative quantity or a percentage up to 100%."""
+    if isinstance(value, str) and value.endswith("%"):
+        try:
+            return 0 <= float(value[:-1]) <= 100 and value[:-1].replace(".", "", 1).isdigit()
+        except ValueError:
+            return False
+    try:
+        check_quantity(value)
+    except ValueError:
+        return False
+    return True
 
 
 class RootVolume(Model):
@@ -42,9 +56,21 @@ class RootVolume(Model):
     @field_validator("size")
     @classmethod
     def _size(cls, value: str) -> str:
-        if not _VOLUME_SIZE.match(str(value)):
+        if not _VOLUME_SIZE.fullmatch(str(value)):
             raise ValueError(f"{value!r} is not an EBS volume size the EC2NodeClass accepts (1Gi-59000Gi, 1G-64000G, 1Ti-58Ti, 1T-64T)")
         return str(value)
+
+    @model_validator(mode="after")
+    def _ec2_accepts(self) -> RootVolume:
+        # Combinations EC2 RunInstances refuses (the node would never launch).
+        problem = ("iops cannot be set on gp2 (its IOPS follow the size)" if self.iops is not None and self.type == "gp2"
+                   else f"throughput can only be set on gp3, not {self.type}" if self.throughput is not None and self.type != "gp3"
+                   else f"{self.type} needs iops (provisioned IOPS volume)" if self.type in ("io1", "io2") and self.iops is None
+                   else "kmsKeyId needs encrypted: true" if self.kms_key_id and not self.encrypted
+                   else None)
+        if problem:
+            raise ValueError(problem)
+        return self
 
 
 class MetadataOptions(Model):
@@ -86,6 +112,15 @@ class Kubelet(Model):
             raise ValueError(f"{', '.join(unknown)}: valid signals are {', '.join(_EVICTION_SIGNALS)}")
         return value
 
+    @field_validator("eviction_hard")
+    @classmethod
+    def _eviction_values(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for signal, threshold in (value or {}).items():
+            if not _eviction_threshold(threshold):
+                raise ValueError(f"{signal}: {threshold!r} is not a threshold kubelet accepts (a quantity such as 100Mi, "
+                                 "or a percentage such as 10%)")
+        return value
+
 
 class NodeClass(Model):
     """One EC2NodeClass; its name is the key in `nodeClasses`."""
@@ -108,7 +143,7 @@ class NodeClass(Model):
     @field_validator("ami_alias")
     @classmethod
     def _alias(cls, value: str) -> str:
-        if not _ALIAS.match(value):
+        if not _ALIAS.fullmatch(value):
             raise ValueError(f"{value!r} is not an AMI alias (family@version, e.g. al2023@v20251117)")
         return value
 
@@ -119,6 +154,26 @@ class NodeClass(Model):
             if not key or key in _RESERVED_TAGS or key.startswith("kubernetes.io/cluster"):
                 raise ValueError(f"tag {key!r} is reserved (Karpenter and EKS set it) and refused by the EC2NodeClass")
         return tags
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_ec2_accepts(cls, tags: dict[str, str]) -> dict[str, str]:
+        for key, value in tags.items():
+            if key.lower().startswith("aws:"):
+                raise ValueError(f"tag {key!r}: the aws: prefix is reserved by AWS and refused by EC2")
+            if len(key) > 128 or len(value) > 256:
+                raise ValueError(f"tag {key[:40]!r}: EC2 allows keys of at most 128 and values of at most 256 characters")
+        return tags
+
+    @field_validator("ami_alias")
+    @classmethod
+    def _al2023_version_has_v(cls, value: str) -> str:
+        # AL2023's SSM parameter names carry the `v` (amazon-eks-node-al2023-...-v20251117); without
+        # it no parameter and no AMI exist (provider pkg/providers/amifamily/al2023.go).
+        family, _, version = value.partition("@")
+        if family == "al2023" and version != "latest" and not version.startswith("v"):
+            raise ValueError(f"{value!r}: AL2023 versions start with 'v' (e.g. al2023@v20251117)")
+        return value
 
     @model_validator(mode="after")
     def _windows_only_latest(self) -> NodeClass:
