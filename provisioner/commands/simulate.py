@@ -6,6 +6,7 @@ import json
 import sys
 
 from ..api import simulate
+from ..loader import MAX_PODS
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load_catalog_file
 from ..errors import InputError
 from ..manifests import read_paths
@@ -26,6 +27,16 @@ def _discount(text: str) -> float:
     return value
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a positive integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected a positive integer")
+    return value
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "simulate", help="what Karpenter would launch for these manifests, what it costs, and why pods stay Pending",
@@ -39,6 +50,8 @@ def register(subparsers) -> None:
     parser.add_argument("--spot-discount", type=_discount, default=DEFAULT_SPOT_DISCOUNT, metavar="FRACTION",
                         help=f"assumed spot discount off on-demand for estimated spot prices (default {DEFAULT_SPOT_DISCOUNT})")
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
+    parser.add_argument("--max-pods", type=_positive, default=MAX_PODS, metavar="N",
+                        help=f"refuse inputs that expand to more pods than this (default {MAX_PODS:,})")
     parser.set_defaults(run=run)
 
 
@@ -48,7 +61,7 @@ def run(args) -> int:
     if catalog is not None and not catalog.types:
         raise InputError("the catalog has no instance types", origin=args.catalog)
     result = simulate(objects, catalog=catalog, region=args.region, zones=args.zones,
-                      spot_discount=args.spot_discount, origins=origins)
+                      spot_discount=args.spot_discount, origins=origins, max_pods=args.max_pods)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.output == "json":
