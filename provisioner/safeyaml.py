@@ -110,6 +110,8 @@ def decode(data: bytes, display: str) -> str:
         raise UnsafeInput(f"not {encoding.upper()} text: byte {body[exc.start:exc.start + 1]!r} "
                           f"at offset {exc.start}{hint}", origin=display) from None
     if "\x00" in text:
+        if encoding == "utf-8" and body[1::2].count(0) > len(body) // 4:
+            raise UnsafeInput("looks like UTF-16 without a byte-order mark; save it as UTF-8", origin=display)
         raise UnsafeInput(f"binary content (NUL character at offset {text.index(chr(0))}); expected text",
                           origin=display)
     return text

@@ -143,7 +143,7 @@ def annotations_problem(annotations: dict[str, str]) -> str | None:
             return f"annotation key {problem}"
     total = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items())
     if total > MAX_ANNOTATIONS_BYTES:
-        return f"annotations total {total:,} bytes; the API server allows at most {MAX_ANNOTATIONS_BYTES:,}"
+        return f"annotations total {total:,} bytes; the API server allows at most 256 KiB ({MAX_ANNOTATIONS_BYTES:,})"
     return None
 
 
