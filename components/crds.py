@@ -26,14 +26,25 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import jsonschema
+import re2
 import yaml
 
 from . import reference
+from .config.karpenter_rules import MAX_ANNOTATIONS_BYTES
 from .config.kube import check_label_key, check_label_value
 
 
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+_DNS_SUBDOMAIN = re2.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_RFC3339 = re2.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+def _re2_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
+    """The `pattern` keyword with Go RE2 semantics, as the API server evaluates it: Python's `re`
+    lets `$` match before a final newline, so "batch-jobs\n" would pass a `^...$` pattern."""
+    if isinstance(instance, str) and re2.search(pattern, instance) is None:
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+# Draft 4 (the CRDs' dialect) with the pattern keyword evaluated by RE2.
+_Validator = jsonschema.validators.extend(jsonschema.Draft4Validator, {"pattern": _re2_pattern})
 _FORMATS = jsonschema.FormatChecker(formats=())
 _FORMATS.checks("date-time")(lambda v: not isinstance(v, str) or bool(_RFC3339.match(v)))
 _FORMATS.checks("int32")(lambda v: not isinstance(v, int) or -(2**31) <= v < 2**31)
@@ -150,7 +161,7 @@ class Cel:
         types = self._types
 
         def find(text: Any, pattern: Any) -> Any:  # Kubernetes regex library: first match or ""
-            match = re.search(str(pattern), str(text))
+            match = re2.search(str(pattern), str(text))  # CEL regexes are RE2
             return types.StringType(match.group(0) if match else "")
 
         def split(text: Any, separator: Any) -> Any:  # cel-go strings extension
@@ -237,7 +248,7 @@ class CrdValidator:
         violations = self._metadata(document.get("metadata") or {})
         key = (api_version, kind, "schema")
         if key not in self._validators:
-            self._validators[key] = jsonschema.Draft4Validator(to_json_schema(schema), format_checker=_FORMATS)
+            self._validators[key] = _Validator(to_json_schema(schema), format_checker=_FORMATS)
         for error in sorted(self._validators[key].iter_errors(document), key=lambda e: list(map(str, e.absolute_path))):
             violations.append(Violation(_path(error.absolute_path), error.message))
         for path, rule, value in _walk_rules(schema, document, ()):
@@ -261,6 +272,10 @@ class CrdValidator:
                         check_label_value(text)
                 except ValueError as err:
                     violations.append(Violation(f"metadata.{field}.{label}", str(err)))
+        annotations = metadata.get("annotations") or {}
+        total = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items())
+        if total > MAX_ANNOTATIONS_BYTES:
+            violations.append(Violation("metadata.annotations", f"annotations total {total:,} bytes, more than 256 KiB"))
         return violations
 
 

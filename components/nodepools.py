@@ -34,7 +34,9 @@ def startup_taints(pool: NodePool, odigos_taint: bool) -> list[dict[str, Any]]:
     """The pool's startup taints plus, when Odigos' mount method needs it, `odigos.io/needs-init`
     (odiglet removes it once the node can serve instrumented pods)."""
     taints = [_taint(t) for t in pool.startup_taints]
-    if odigos_taint and not any(t["key"] == NEEDS_INIT_TAINT for t in taints):
+    # Never a second copy: Karpenter refuses a key/effect pair twice across taints and startupTaints.
+    declared = [t["key"] for t in taints] + [t.key for t in pool.taints if t.effect == "NoSchedule"]
+    if odigos_taint and NEEDS_INIT_TAINT not in declared:
         taints.append({"key": NEEDS_INIT_TAINT, "effect": "NoSchedule"})
     return taints
 

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
+from provisioner.safeyaml import Limits, UnsafeInput, load_json_file
+
 from .pack import ALL
 from .engine import Finding, evaluate, resolve, validate_config
 from .levels import MANDATORY
@@ -32,6 +34,9 @@ class InputError(Exception):
     pass
 
 
+LIMITS = Limits(max_bytes=64 * 2**20)
+
+
 def _with_unknowns(value: Any) -> Any:
     """The render's "[unknown]" markers as the UNKNOWN every policy already handles."""
     if value == UNKNOWN_MARKER:
@@ -43,10 +48,15 @@ def _with_unknowns(value: Any) -> Any:
     return value
 
 
-def resource_from_render(entry: Mapping[str, Any]) -> Resource:
-    """One resources.json entry (as offline.render writes it) as a policy Resource."""
+def resource_from_render(entry: Mapping[str, Any], where: str = "resources.json") -> Resource:
+    """One resources.json entry (as offline.render writes it) as a policy Resource; every field
+    is type-checked first, naming the entry and key that is wrong."""
     if not isinstance(entry, Mapping) or not isinstance(entry.get("type"), str):
-        raise InputError(f"not a resource entry: {str(entry)[:120]}")
+        raise InputError(f"{where}: not a resource entry (expected an object with a string \"type\"): {str(entry)[:120]}")
+    for key, kind in (("name", str), ("urn", str), ("parent", str), ("options", Mapping), ("inputs", Mapping)):
+        if entry.get(key) is not None and not isinstance(entry[key], kind):
+            expected = "an object" if kind is Mapping else "a string"
+            raise InputError(f"{where}.{key}: expected {expected}, got {type(entry[key]).__name__}")
     options = entry.get("options") or {}
     inputs = entry.get("inputs")
     return Resource(
@@ -60,34 +70,37 @@ def resource_from_render(entry: Mapping[str, Any]) -> Resource:
     )
 
 
-def load_stack(build_dir: Path, environment: str | None = None) -> Stack:
+def _read_json(path: Path) -> Any:
+    """A JSON file through the bounded loader (size, encoding, depth, duplicate keys, NaN)."""
     try:
-        entries = json.loads((build_dir / "resources.json").read_text())
-    except FileNotFoundError:
-        raise InputError(f"{build_dir / 'resources.json'} not found; run `python -m offline.render <stack>` first") from None
-    except (OSError, json.JSONDecodeError) as err:
-        raise InputError(f"{build_dir / 'resources.json'} is not readable JSON: {err}") from None
+        return load_json_file(path, str(path), LIMITS)
+    except UnsafeInput as err:
+        raise InputError(str(err)) from None
+
+
+def load_stack(build_dir: Path, environment: str | None = None) -> Stack:
+    resources_file = build_dir / "resources.json"
+    if not resources_file.exists():
+        raise InputError(f"{resources_file} not found; run `python -m offline.render <stack>` first")
+    entries = _read_json(resources_file)
     if not isinstance(entries, list):
-        raise InputError(f"{build_dir / 'resources.json'} must hold a JSON list of resources")
+        raise InputError(f"{resources_file} must hold a JSON list of resources")
+    if not entries:
+        # Every render declares resources; an empty list is a broken build, not a clean one.
+        raise InputError(f"{resources_file} holds no resources: not a render (run `python -m offline.render <stack>`)")
     if environment is None:
         outputs_file = build_dir / "outputs.json"
-        try:
-            outputs = json.loads(outputs_file.read_text()) if outputs_file.exists() else {}
-        except (OSError, json.JSONDecodeError) as err:
-            raise InputError(f"{outputs_file} is not readable JSON: {err}") from None
+        outputs = _read_json(outputs_file) if outputs_file.exists() else {}
         environment = outputs.get("environment") if isinstance(outputs, Mapping) else None
         if not isinstance(environment, str):
             environment = None
-    return Stack(environment, tuple(resource_from_render(e) for e in entries))
+    return Stack(environment, tuple(resource_from_render(e, f"{resources_file}: [{i}]") for i, e in enumerate(entries)))
 
 
 def load_config(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
-    try:
-        config = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise InputError(f"config {path} is not readable JSON: {err}") from None
+    config = _read_json(path)
     problems = validate_config(config)
     if problems:
         raise InputError(f"config {path}:\n  " + "\n  ".join(problems))
@@ -124,7 +137,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_UNREADABLE
     findings = evaluate(stack, config)
     report = args.report or args.build_dir / REPORT
-    report.write_text(json.dumps([f.to_json() for f in findings], indent=2) + "\n")
+    try:
+        report.write_text(json.dumps([f.to_json() for f in findings], indent=2) + "\n")
+    except OSError as err:
+        print(f"error: cannot write the report {report}: {err.strerror or err}", file=sys.stderr)
+        return EXIT_UNREADABLE
     print(format_findings(findings, stack, config))
     print(f"Wrote {report}")
     return EXIT_MANDATORY if any(f.level == MANDATORY for f in findings) else EXIT_OK

@@ -5,7 +5,7 @@ from typing import Iterable, Mapping, Sequence
 
 from .catalog import (DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, Catalog, apply_overlays,
                       catalog_from_dict, shipped_catalog)
-from .loader import load_objects
+from .loader import MAX_PODS, load_objects
 from .models import Inputs
 from .result import NodeClaimResult, SimulationResult, Unschedulable
 from .scheduling.scheduler import Scheduler
@@ -68,7 +68,7 @@ def plan_pools(inputs: Inputs, pools, notes=()) -> SimulationResult:
 
 def simulate(objects: Iterable[Mapping], catalog=None, region: str = DEFAULT_REGION,
              zones: Sequence[str] = DEFAULT_ZONES, spot_discount: float = DEFAULT_SPOT_DISCOUNT,
-             origins: Sequence[str] | None = None) -> SimulationResult:
+             origins: Sequence[str] | None = None, max_pods: int = MAX_PODS) -> SimulationResult:
     """What Karpenter would launch for these objects.
 
     objects: Kubernetes object dicts (NodePool, EC2NodeClass, NodeOverlay, Node, Namespace, Pod,
@@ -76,6 +76,7 @@ def simulate(objects: Iterable[Mapping], catalog=None, region: str = DEFAULT_REG
     catalog: None for the shipped EC2 catalog, a Catalog, or a dict in the catalog file format.
     spot_discount: assumed spot discount off on-demand for generated spot offerings.
     origins: optional description of where each object came from, used in error messages.
+    max_pods: ceiling on the pods expanded from all objects (MAX_PODS, 100,000, by default).
     Raises InputError on invalid input.
     """
-    return simulate_inputs(load_objects(objects, origins), catalog, region, zones, spot_discount)
+    return simulate_inputs(load_objects(objects, origins, max_pods=max_pods), catalog, region, zones, spot_discount)

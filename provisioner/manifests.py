@@ -3,16 +3,12 @@ from __future__ import annotations
 
 import os
 
-import yaml
-
 from .errors import InputError
-
-try:  # libyaml is several times faster on big renders; fall back to the pure-Python loader
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
+from .safeyaml import Limits, UnsafeInput, load_yaml_files
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
+# Manifests may be whole renders; config files use the default limits.
+MANIFEST_LIMITS = Limits(max_bytes=64 * 2**20)
 
 
 def manifest_files(path: str) -> list:
@@ -29,31 +25,14 @@ def manifest_files(path: str) -> list:
 
 
 def read_documents(path: str) -> tuple[list, list]:
-    """(documents, origins) of one YAML file; malformed YAML raises InputError naming file and line."""
+    """(documents, origins) of one YAML file, through the bounded loader (provisioner.safeyaml);
+    a refused or malformed file raises InputError naming file, line and key path."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", origin=path) from None
-    docs, origins = [], []
-    try:
-        loader = _Loader(text)
-        try:
-            index = 0
-            while loader.check_node():
-                node = loader.get_node()
-                line = node.start_mark.line + 1
-                docs.append(loader.construct_document(node))
-                origins.append(f"{path}:{line} (document {index + 1})")
-                index += 1
-        finally:
-            loader.dispose()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
-        raise InputError(f"malformed YAML: {exc.problem or exc.context}", origin=where) from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"malformed YAML: {exc}", origin=path) from None
+        documents = load_yaml_files(path, path, MANIFEST_LIMITS)
+    except UnsafeInput as exc:
+        raise InputError(exc.message, origin=exc.origin, path=exc.path or None) from None
+    docs = [d.value for d in documents]
+    origins = [f"{path}:{d.line} (document {i + 1})" for i, d in enumerate(documents)]
     return docs, origins
 
 

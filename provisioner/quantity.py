@@ -12,30 +12,50 @@ _SUFFIX = {
     "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
     "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
 }
-_RE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$")
+_RE = re.compile(r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)")
 _cache: dict = {}
+# Bounds: the scheduling core holds requests and capacities in int64 arrays, where a node's usage
+# plus one more request must still fit: REQUEST_MAX_MILLI (10^18 milli-units, 10^15 cores or about
+# 888 TiB) is far beyond any instance, so cpu "1e18" is refused, never overflowed. NodePool limits
+# are only compared (and clamped before numpy), so they may reach MAX_MILLI.
+REQUEST_MAX_MILLI = 10**18
+MAX_MILLI = 10**27
+MAX_EXPONENT = 30
+MAX_TEXT = 64
 
 
 def parse(value) -> int:
-    """Parse a quantity ("100m", "1.5Gi", 2, "1e3") to milli-units, rounding up like Quantity.Value()."""
-    if isinstance(value, bool):
+    """Parse a quantity ("100m", "1.5Gi", 2, "1e3") to milli-units, rounding up like Quantity.Value().
+    ValueError for anything malformed, non-finite or beyond ±MAX_MILLI (exponents are bounded before
+    any arithmetic, so "1e99999999" costs nothing)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise ValueError(f"invalid quantity {value!r}")
     cached = _cache.get(value)
     if cached is not None:
         return cached
     if isinstance(value, int):
-        result = value * 1000
+        result = value * 1000 if abs(value) <= MAX_MILLI else MAX_MILLI + 1
     elif isinstance(value, float):
-        result = math.ceil(Fraction(value) * 1000)
+        if not math.isfinite(value):
+            raise ValueError(f"invalid quantity {value!r}: not a finite number")
+        result = math.ceil(Fraction(value) * 1000) if abs(value) <= MAX_MILLI else MAX_MILLI + 1
     else:
-        text = str(value).strip()
-        match = _RE.match(text)
+        text = value
+        match = _RE.fullmatch(text) if len(text) <= MAX_TEXT else None
         if not match:
-            raise ValueError(f"invalid quantity {value!r}")
+            raise ValueError(f"invalid quantity {value[:MAX_TEXT]!r}")
         number, exponent, suffix = match.groups()
         amount = Fraction(number)
-        amount *= Fraction(10) ** int(exponent[1:]) if exponent else _SUFFIX[suffix or ""]
+        if exponent:
+            power = int(exponent[1:])
+            if abs(power) > MAX_EXPONENT:
+                raise ValueError(f"invalid quantity {value!r}: exponent out of range (at most {MAX_EXPONENT})")
+            amount *= Fraction(10) ** power
+        else:
+            amount *= _SUFFIX[suffix or ""]
         result = math.ceil(amount * 1000)
+    if abs(result) > MAX_MILLI:
+        raise ValueError(f"quantity {str(value)[:MAX_TEXT]!r} is too large (at most 10^24 units)")
     if len(_cache) < 4096:
         _cache[value] = result
     return result

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
+
+from provisioner.safeyaml import UnsafeInput, load_yaml_file
 
 from .errors import ConfigError, ConfigIssue, format_path, issues_from_validation
+from .kube import check_dns_label
 from .odigos import odigos_cross_checks
 from .presets import deep_merge, expand_presets
 from .stack import PROJECT, PlatformConfig, StackSettings
@@ -26,38 +28,17 @@ NAMESPACE = f"{PROJECT}:"
 SECRET_KEYS = {f"{NAMESPACE}odigosOnPremToken"}
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML keeps the last of two equal keys; a silent overwrite hides typos, so refuse it."""
-
-
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node, deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def load_yaml(path: Path, display: str) -> Any:
-    """A YAML file's content; malformed YAML raises ConfigError naming the file, line and column."""
+    """A YAML file's content through the one bounded loader (provisioner.safeyaml: size, encoding,
+    depth, aliases, duplicate and non-string keys); any refusal is a ConfigError naming the file,
+    line, column and key path."""
     try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise ConfigError([ConfigIssue(display, "", "file not found")]) from None
-    try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise ConfigError([ConfigIssue(display, "", f"malformed YAML: {where}{problem}")]) from None
+        return load_yaml_file(path, display)
+    except UnsafeInput as err:
+        where = f"line {err.line}, column {err.column}: " if err.line is not None else ""
+        head, malformed, problem = err.message.partition("malformed YAML: ")
+        message = f"{malformed}{where}{problem}" if malformed and not head else f"{where}{err.message}"
+        raise ConfigError([ConfigIssue(display, err.path, message)]) from None
 
 
 @dataclass
@@ -78,6 +59,8 @@ def read_stack_files(project_dir: Path, stack: str) -> RawStack:
     """Pulumi.yaml defaults overlaid with the stack file, as the CLI would pass them to the program."""
     raw = RawStack(stack)
     project = load_yaml(project_dir / "Pulumi.yaml", "Pulumi.yaml") or {}
+    if not isinstance(project, dict) or not isinstance(project.get("config") or {}, dict):
+        raise ConfigError([ConfigIssue("Pulumi.yaml", "config", "expected a mapping of config keys")])
     for key, spec in (project.get("config") or {}).items():
         if isinstance(spec, dict) and "default" in spec:
             raw.values[key] = spec["default"]
@@ -125,7 +108,22 @@ def raw_from_runtime(project_dir: Path, stack: str) -> RawStack:
     return raw
 
 
-def _settings(raw: RawStack, issues: list[ConfigIssue]) -> StackSettings | None:
+def _sections(document: dict[str, Any]) -> dict[str, Any]:
+    """Each section of the stack validated on its own: one bad section (say `karpenter`) must not
+    hide the values of the others (the cluster's zones, the environment) from the team checks,
+    or every team would get false errors as well."""
+    valid: dict[str, Any] = {}
+    for name, info in StackSettings.model_fields.items():
+        alias = info.alias or name
+        if alias in document:
+            try:
+                valid[name] = TypeAdapter(info.annotation).validate_python(document[alias])
+            except ValidationError:
+                continue
+    return valid
+
+
+def _settings(raw: RawStack, issues: list[ConfigIssue], sections: dict[str, Any] | None = None) -> StackSettings | None:
     document: dict[str, Any] = {}
     for key, value in raw.values.items():
         if not key.startswith(NAMESPACE) or key in SECRET_KEYS:  # read outside StackSettings: secrets never enter the model
@@ -141,12 +139,19 @@ def _settings(raw: RawStack, issues: list[ConfigIssue]) -> StackSettings | None:
             return file_of.get(head, default_file), format_path(loc[1:], NAMESPACE + head)
 
         issues.extend(issues_from_validation(err, default_file, StackSettings, remap=remap))
+        if sections is not None:
+            sections.update(_sections(document))
         return None
 
 
-def _override_location(team_doc: dict, env: str, pool: str, rest: tuple[Any, ...]) -> tuple[Any, ...] | None:
+def _get(node: Any, key: Any) -> Any:
+    """`node[key]` when node is a mapping, else None: team files are read before validation."""
+    return node.get(key) if isinstance(node, dict) and isinstance(key, str) else None
+
+
+def _override_location(team_doc: dict, env: str, pool: Any, rest: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """The override path that wrote the value at `rest` inside pool `pool`, if an override did."""
-    override = (((team_doc.get("environments") or {}).get(env) or {}).get("nodePools") or {}).get(pool)
+    override = _get(_get(_get(_get(team_doc, "environments"), env), "nodePools"), pool)
     node: Any = override
     for depth, part in enumerate(rest):
         if isinstance(node, dict) and part in node:
@@ -166,7 +171,7 @@ def _apply_override(doc: dict, env: str, display: str) -> list[ConfigIssue]:
     if not isinstance(override, dict) or not isinstance(pools, list):
         return []
     issues = []
-    by_name = {p.get("name"): i for i, p in enumerate(pools) if isinstance(p, dict)}
+    by_name = {p.get("name"): i for i, p in enumerate(pools) if isinstance(p, dict) and isinstance(p.get("name"), str)}
     patches = override.get("nodePools") or {}
     for pool_name, patch in patches.items() if isinstance(patches, dict) else ():
         if pool_name not in by_name:
@@ -177,18 +182,59 @@ def _apply_override(doc: dict, env: str, display: str) -> list[ConfigIssue]:
         elif isinstance(patch, dict):
             pools[by_name[pool_name]] = deep_merge(pools[by_name[pool_name]], patch)
     excluded = override.get("excludeNodePools") or []
-    doc["nodePools"] = [p for p in pools if not (isinstance(p, dict) and p.get("name") in excluded)]
+    if not isinstance(excluded, list):  # validation of EnvironmentOverride reports it
+        return issues
+    excluded_names = {name for name in excluded if isinstance(name, str)}
+    doc["nodePools"] = [p for p in pools if not (isinstance(p, dict) and isinstance(p.get("name"), str) and p["name"] in excluded_names)]
     return issues
+
+
+def _shape_issues(doc: dict, display: str) -> list[ConfigIssue]:
+    """What overrides and presets need before they can merge (they run before validation):
+    requirements are lists of mappings with a string key. The models check everything else."""
+    places: list[tuple[str, Any]] = []
+    pools = doc.get("nodePools")
+    if isinstance(pools, list):
+        places += [(f"nodePools[{i}]", pool) for i, pool in enumerate(pools)]
+    environments = doc.get("environments")
+    for env, override in environments.items() if isinstance(environments, dict) else ():
+        patches = _get(override, "nodePools")
+        for pool_name, patch in patches.items() if isinstance(patches, dict) else ():
+            places.append((f"environments.{env}.nodePools.{pool_name}", patch))
+    issues = []
+    for where, pool in places:
+        requirements = _get(pool, "requirements")
+        if requirements is None:
+            continue
+        if not isinstance(requirements, list):
+            issues.append(ConfigIssue(display, f"{where}.requirements", "expected a list of requirements"))
+            continue
+        for index, requirement in enumerate(requirements):
+            if not isinstance(requirement, dict):
+                issues.append(ConfigIssue(display, f"{where}.requirements[{index}]",
+                                          f"expected a mapping (key, operator, values), got {type(requirement).__name__}"))
+            elif not isinstance(requirement.get("key"), (str, type(None))):
+                issues.append(ConfigIssue(display, f"{where}.requirements[{index}].key",
+                                          f"expected a label key (a string), got {type(requirement['key']).__name__}"))
+    return issues
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str) -> tuple[Team | None, list[ConfigIssue]]:
     """Overrides for `env`, then presets, then validation; errors point at the line the user wrote."""
     if not isinstance(doc, dict):
         return None, [ConfigIssue(display, "", "expected a mapping with name and nodePools")]
+    shape = _shape_issues(doc, display)
+    if shape:
+        return None, shape
     doc = copy.deepcopy(doc)
     issues: list[ConfigIssue] = []
     if doc.setdefault("name", name) != name:
-        issues.append(ConfigIssue(display, "name", f"{doc['name']!r} must equal the file name {name!r}"))
+        issues.append(ConfigIssue(display, "name", f"{_short(doc['name'])} must equal the file name {name!r}"))
     issues += _apply_override(doc, env, display)
     pools = doc.get("nodePools")
     if isinstance(pools, list):
@@ -208,6 +254,13 @@ def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str)
         return None, issues + issues_from_validation(err, display, Team, remap=remap)
 
 
+def _is_dns_label(name: Any) -> bool:
+    try:
+        return isinstance(name, str) and bool(check_dns_label(name))
+    except ValueError:
+        return False
+
+
 def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
     """Validate a stack and all its teams; raise ConfigError listing every problem."""
     issues: list[ConfigIssue] = []
@@ -216,17 +269,24 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
         if key not in raw.secret_keys:
             issues.append(ConfigIssue(raw.sources.get(key, display_stack), key,
                                       f"must be a secret: run `pulumi config set --secret {key.removeprefix(NAMESPACE)} ...`"))
-    settings = _settings(raw, issues)
-    # Keep checking the teams when the stack file is wrong, so one run reports everything.
-    env = (settings.environment if settings else None) or raw.stack
-    zones = settings.cluster.availability_zones if settings else []
-    team_names = settings.teams if settings else raw.values.get(f"{NAMESPACE}teams") or []
+    sections: dict[str, Any] = {}
+    settings = _settings(raw, issues, sections)
+    # Keep checking the teams when the stack file is wrong, so one run reports everything; the
+    # sections that are valid still count, so one error does not cascade into false ones.
+    if settings is not None:
+        sections = {"environment": settings.environment, "cluster": settings.cluster, "teams": settings.teams}
+    env = sections.get("environment") or raw.stack
+    cluster = sections.get("cluster")
+    # Unknown zones (the cluster section is wrong and reported): a stand-in keeps the multi-zone
+    # preset from reporting an empty `In` on every pool.
+    zones = cluster.availability_zones if cluster is not None else ["zone-unknown"]
+    team_names = sections.get("teams") if "teams" in sections else raw.values.get(f"{NAMESPACE}teams") or []
     if not isinstance(team_names, list):
         team_names = []
     teams: list[Team] = []
     for index, name in enumerate(team_names):
-        if not isinstance(name, str):
-            continue
+        if not _is_dns_label(name):
+            continue  # reported by the stack's validation; never let such a name reach the filesystem
         display = f"stacks/teams/{name}.yaml"
         path = project_dir / display
         if not path.exists():

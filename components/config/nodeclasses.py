@@ -25,7 +25,7 @@ from .ec2 import (
 __all__ = ["AmiSelectorTerm", "BlockDeviceMapping", "CapacityReservationSelectorTerm", "ConnectionTracking", "CpuOptions",
            "Kubelet", "MetadataOptions", "NetworkInterface", "NodeClass", "PlacementGroupSelector", "RootVolume",
            "SecurityGroupSelectorTerm", "SubnetSelectorTerm"]
-from .kube import Quantity
+from .kube import Quantity, check_quantity
 
 AmiFamily = Literal["AL2", "AL2023", "Bottlerocket", "Custom", "Windows2019", "Windows2022", "Windows2025"]
 _FAMILY_OF_ALIAS = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket", "windows2019": "Windows2019",
@@ -44,6 +44,20 @@ _RESERVED_TAGS = ("eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh
 _RESERVED_KEYS = ("cpu", "memory", "ephemeral-storage", "pid")
 _EVICTION_SIGNALS = ("memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available",
                      "imagefs.inodesFree", "pid.available")
+
+
+def _eviction_threshold(value: str) -> bool:
+    """A kubelet eviction threshold: a non-negative quantity or a percentage up to 100%."""
+    if isinstance(value, str) and value.endswith("%"):
+        try:
+            return 0 <= float(value[:-1]) <= 100 and value[:-1].replace(".", "", 1).isdigit()
+        except ValueError:
+            return False
+    try:
+        check_quantity(value)
+    except ValueError:
+        return False
+    return True
 
 
 class RootVolume(Model):
@@ -70,6 +84,18 @@ class RootVolume(Model):
     @classmethod
     def _size(cls, value: str) -> str:
         return check_volume_size(value)
+
+    @model_validator(mode="after")
+    def _ec2_accepts(self) -> RootVolume:
+        # Combinations EC2 RunInstances refuses (the node would never launch).
+        problem = ("iops cannot be set on gp2 (its IOPS follow the size)" if self.iops is not None and self.type == "gp2"
+                   else f"throughput can only be set on gp3, not {self.type}" if self.throughput is not None and self.type != "gp3"
+                   else f"{self.type} needs iops (provisioned IOPS volume)" if self.type in ("io1", "io2") and self.iops is None
+                   else "kmsKeyId needs encrypted: true" if self.kms_key_id and not self.encrypted
+                   else None)
+        if problem:
+            raise ValueError(problem)
+        return self
 
 
 class MetadataOptions(Model):
@@ -151,9 +177,15 @@ class Kubelet(Model):
         unknown = sorted(set(value or {}) - set(_EVICTION_SIGNALS))
         if unknown:
             raise ValueError(f"{', '.join(unknown)}: valid signals are {', '.join(_EVICTION_SIGNALS)}")
+        return value
+
+    @field_validator("eviction_hard")
+    @classmethod
+    def _eviction_values(cls, value: dict[str, str] | None) -> dict[str, str] | None:
         for signal, threshold in (value or {}).items():
-            if not _EVICTION_VALUE.match(str(threshold)):
-                raise ValueError(f"{signal}: {threshold!r} is not a threshold (a percentage such as 5% or a quantity such as 500Mi)")
+            if not _eviction_threshold(threshold):
+                raise ValueError(f"{signal}: {threshold!r} is not a threshold kubelet accepts (a quantity such as 100Mi, "
+                                 "or a percentage such as 10%)")
         return value
 
 
@@ -235,6 +267,28 @@ class NodeClass(Model):
             if not key or key in _RESERVED_TAGS or key.startswith("kubernetes.io/cluster"):
                 raise ValueError(f"tag {key!r} is reserved (Karpenter and EKS set it) and refused by the EC2NodeClass")
         return tags
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_ec2_accepts(cls, tags: dict[str, str]) -> dict[str, str]:
+        for key, value in tags.items():
+            if key.lower().startswith("aws:"):
+                raise ValueError(f"tag {key!r}: the aws: prefix is reserved by AWS and refused by EC2")
+            if len(key) > 128 or len(value) > 256:
+                raise ValueError(f"tag {key[:40]!r}: EC2 allows keys of at most 128 and values of at most 256 characters")
+        return tags
+
+    @field_validator("ami_alias")
+    @classmethod
+    def _al2023_version_has_v(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        # AL2023's SSM parameter names carry the `v` (amazon-eks-node-al2023-...-v20251117); without
+        # it no parameter and no AMI exist (provider pkg/providers/amifamily/al2023.go).
+        family, _, version = value.partition("@")
+        if family == "al2023" and version != "latest" and not version.startswith("v"):
+            raise ValueError(f"{value!r}: AL2023 versions start with 'v' (e.g. al2023@v20251117)")
+        return value
 
     @model_validator(mode="after")
     def _ami_selection(self) -> NodeClass:

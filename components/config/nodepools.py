@@ -25,35 +25,20 @@ ConsolidationPolicy = Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced
 DisruptionReason = Literal["Underutilized", "Empty", "Drifted"]
 PresetName = Literal["general", "spot", "gpu", "batch", "graviton", "multi-zone"]
 
-# The label keys Karpenter's NodePool CRD (v1.14.1 CEL rules) lets users write in its two
-# restricted domains; everything else under karpenter.sh or karpenter.k8s.aws is refused by the
-# API server, so it is refused here first.
-_KARPENTER_SH_ALLOWED = {"karpenter.sh/capacity-type"}
-_KARPENTER_AWS_ALLOWED = {f"karpenter.k8s.aws/{name}" for name in (
-    "instance-tenancy", "capacity-reservation-type", "capacity-reservation-id", "capacity-reservation-interruptible",
-    "ec2nodeclass", "instance-encryption-in-transit-supported", "instance-category", "instance-hypervisor",
-    "instance-family", "instance-generation", "instance-local-nvme", "instance-size", "instance-cpu",
-    "instance-cpu-manufacturer", "instance-cpu-sustained-clock-speed-mhz", "instance-memory", "instance-ebs-bandwidth",
-    "instance-network-bandwidth", "instance-gpu-name", "instance-gpu-manufacturer", "instance-gpu-count",
-    "instance-gpu-memory", "instance-accelerator-name", "instance-accelerator-manufacturer",
-    "instance-accelerator-count", "instance-capability-flex", "placement-group-id", "placement-group-partition")}
+# Karpenter's label rules live in karpenter_rules; re-exported here for existing imports.
+from .karpenter_rules import (  # noqa: E402
+    MAX_BUDGETS,
+    MAX_LABELS,
+    MAX_REQUIREMENTS,
+    TEAM_LABEL_KEY,
+    annotations_problem,
+    duplicate_taints,
+    int64_value,
+    known_values,
+    kubelet_refuses,
+    restricted_label,
+)
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
-# Same as teams.TEAM_LABEL (teams.py imports this module, so it cannot be imported here).
-TEAM_LABEL_KEY = "karpenter-platform.io/team"
-
-
-def restricted_label(key: str) -> str | None:
-    """Why Karpenter refuses `key` as a NodePool label or requirement key, or None."""
-    domain = key.split("/", 1)[0]
-    if key == "karpenter.sh/nodepool":
-        return 'label "karpenter.sh/nodepool" is restricted (Karpenter sets it)'
-    if domain.endswith("karpenter.sh") and key not in _KARPENTER_SH_ALLOWED:
-        return 'label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type may be used)'
-    if key == "kubernetes.io/hostname":
-        return 'label "kubernetes.io/hostname" is restricted'
-    if domain.endswith("karpenter.k8s.aws") and key not in _KARPENTER_AWS_ALLOWED:
-        return 'label domain "karpenter.k8s.aws" is restricted to the well-known instance labels (e.g. instance-family)'
-    return None
 
 
 class Requirement(Model):
@@ -95,6 +80,15 @@ class Requirement(Model):
             raise ValueError(f"minValues {self.min_values} needs at least that many values with operator In")
         if self.min_values is not None and op == "DoesNotExist":
             raise ValueError("minValues cannot be met with operator DoesNotExist (it leaves no value)")
+        return self
+
+    @model_validator(mode="after")
+    def _karpenter_accepts(self) -> Requirement:
+        problem = (int64_value(self.values[0]) if self.operator in ("Gt", "Lt", "Gte", "Lte") else None) or (
+            known_values(self.key, self.values) if self.operator == "In" else None) or (
+            kubelet_refuses(self.key) if self.operator == "In" else None)
+        if problem:
+            raise ValueError(problem)
         return self
 
 
@@ -142,6 +136,13 @@ class Budget(Model):
             raise ValueError("schedule and duration must be set together")
         return self
 
+    @field_validator("reasons")
+    @classmethod
+    def _reasons_unique(cls, reasons: list[str] | None) -> list[str] | None:
+        if reasons is not None and len(set(reasons)) != len(reasons):
+            raise ValueError(f"reasons {reasons!r} list a reason twice (the NodePool CRD refuses duplicates)")
+        return reasons
+
 
 class Disruption(Model):
     """When Karpenter may remove or replace this pool's nodes."""
@@ -153,7 +154,7 @@ class Disruption(Model):
     """How long a node must be consolidatable before Karpenter acts, e.g. `30s`, `10m`, or `Never`.
     The default is the CRD's (`0s`), so a pool that omits it behaves as it does in Karpenter; the
     presets set their own."""
-    budgets: list[Budget] = Field(default_factory=lambda: [Budget()])
+    budgets: list[Budget] = Field(default_factory=lambda: [Budget()], max_length=MAX_BUDGETS)
     """Disruption budgets; the most restrictive active one wins."""
 
 
@@ -236,4 +237,40 @@ class NodePool(Model):
     def _static_without_weight(self) -> NodePool:
         if self.replicas is not None and self.weight is not None:
             raise ValueError("weight is not supported on static NodePools (replicas set)")
+        return self
+
+    # Karpenter's runtime validation and the NodePool CRD's caps (karpenter_rules).
+    @field_validator("requirements")
+    @classmethod
+    def _requirements_capped(cls, requirements: list[Requirement]) -> list[Requirement]:
+        if len(requirements) > MAX_REQUIREMENTS:
+            raise ValueError(f"{len(requirements)} requirements; the NodePool CRD allows at most {MAX_REQUIREMENTS}")
+        return requirements
+
+    @field_validator("labels")
+    @classmethod
+    def _labels_capped(cls, labels: dict[str, str]) -> dict[str, str]:
+        if len(labels) + 1 > MAX_LABELS:  # + the team label the stack adds
+            raise ValueError(f"{len(labels)} labels plus the team label; the NodePool CRD allows at most {MAX_LABELS}")
+        for key in labels:
+            problem = kubelet_refuses(key)
+            if problem:
+                raise ValueError(problem)
+        return labels
+
+    @field_validator("annotations")
+    @classmethod
+    def _annotations_valid(cls, annotations: dict[str, str]) -> dict[str, str]:
+        problem = annotations_problem(annotations)
+        if problem:
+            raise ValueError(problem)
+        return annotations
+
+    @model_validator(mode="after")
+    def _taints_unique(self) -> NodePool:
+        duplicates = duplicate_taints([(t.key, t.effect) for t in self.taints],
+                                      [(t.key, t.effect) for t in self.startup_taints])
+        if duplicates:
+            raise ValueError(f"taint {', '.join(duplicates)} appears twice across taints and startupTaints "
+                             "(Karpenter refuses duplicate key/effect pairs)")
         return self

@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from ..api import simulate
+from ..loader import MAX_PODS
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load_catalog_file
 from ..errors import InputError
 from ..manifests import read_paths
@@ -22,6 +23,16 @@ def _discount(text: str) -> float:
     value = float(text)
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError("expected a fraction in [0, 1)")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a positive integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected a positive integer")
     return value
 
 
@@ -50,6 +61,8 @@ def register(subparsers) -> None:
         description="Simulate Karpenter v1.14 provisioning for NodePools, EC2NodeClasses, workloads and existing Nodes.")
     add_input_arguments(parser)
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
+    parser.add_argument("--max-pods", type=_positive, default=MAX_PODS, metavar="N",
+                        help=f"refuse inputs that expand to more pods than this (default {MAX_PODS:,})")
     parser.set_defaults(run=run)
 
 
@@ -57,7 +70,7 @@ def run(args) -> int:
     objects, origins = read_paths(args.paths)
     catalog = load_catalog_arg(args)
     result = simulate(objects, catalog=catalog, region=args.region, zones=args.zones,
-                      spot_discount=args.spot_discount, origins=origins)
+                      spot_discount=args.spot_discount, origins=origins, max_pods=args.max_pods)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.output == "json":

@@ -1,7 +1,9 @@
 """Kubernetes Events on pods no NodePool can schedule: one per pod and reason, ever.
 
 Deduplication does not depend on memory alone: the event's name is derived from the pod's uid
-and the reason (its figures folded, so a reason quoting a changing number stays one reason), so a restarted advisor (or a second replica) that tries again gets 409
+and the reason's cause (`cause`: figures, details and clause order dropped, so a reason quoting
+changing numbers, e.g. when 500 nodes appear, stays one cause), so a restarted advisor (or a
+second replica) that tries again gets 409
 AlreadyExists and counts that as done. While the pod stays Pending the event is refreshed
 (count and lastTimestamp) every `refresh_after` seconds, before the API server's event TTL
 (1 h by default) can expire it; if it expired anyway, it is created again under the same name.
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -26,8 +29,20 @@ MESSAGE_MAX = 1024  # the API server truncates longer messages; we cut them ours
 NAME_MAX = 253
 
 
+_DETAILS = re.compile(r"\s*\([^()]*\)")
+
+
+def cause(reason: str) -> str:
+    """What a reason says is wrong, without what it measures: per clause (one per NodePool) the
+    figures folded, parenthesised details dropped and only the head before the first ", " kept;
+    clauses sorted. "needs 96 cpu (3 nodes)" and "needs 128 cpu (500 nodes)" are one cause, so a
+    cluster that grows does not re-announce every pending pod."""
+    heads = {fold_reason(_DETAILS.sub("", clause)).split(", ", 1)[0] for clause in str(reason).split("; ")}
+    return " | ".join(sorted(heads))
+
+
 def dedup_key(uid: str, reason: str) -> tuple[str, str]:
-    return uid, fold_reason(reason)
+    return uid, cause(reason)
 
 
 def event_name(pod_name: str, uid: str, reason: str) -> str:

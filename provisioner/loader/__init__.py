@@ -11,7 +11,7 @@ from ..errors import InputError
 from ..models import Inputs
 from .fields import Ctx
 from .karpenter import load_node, load_nodeclass, load_nodepool, load_overlay
-from .pods import CONTROLLER_KINDS, load_controller, load_daemonset, load_pod
+from .pods import CONTROLLER_KINDS, MAX_PODS, load_controller, load_daemonset, load_pod
 
 
 _LOADED = {("karpenter.sh", "NodePool"), ("karpenter.k8s.aws", "EC2NodeClass"), ("karpenter.sh", "NodeOverlay"),
@@ -43,14 +43,22 @@ def _documents(objects, origins):
             yield obj, origin
 
 
-def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = None) -> Inputs:
+def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = None, *,
+                 max_pods: int = MAX_PODS) -> Inputs:
     """Models for every NodePool, EC2NodeClass, NodeOverlay, Node, Namespace, Pod, Deployment,
     ReplicaSet, StatefulSet, Job and DaemonSet in `objects`; raises InputError on invalid input.
 
     `origins[i]`, when given, says where `objects[i]` came from and prefixes error messages.
+    More than `max_pods` pods in all (MAX_PODS by default) is refused, naming the object that
+    crosses the ceiling.
     """
     docs = [(obj, origin) for obj, origin in _documents(list(objects), origins)
             if isinstance(obj, dict) and obj.get("kind")]
+    for obj, origin in docs:
+        for field in ("kind", "apiVersion"):
+            if not isinstance(obj.get(field, ""), str):
+                raise InputError(f"expected a string, got {type(obj[field]).__name__}", origin=origin,
+                                 obj=_name(obj), path=field)
     inputs = Inputs()
     # Namespaces first: pod affinity namespaceSelectors are resolved against their labels.
     for obj, _ in docs:
@@ -84,8 +92,11 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
             pod = load_pod(obj, ctx, inputs.namespaces)
             if pod is not None:
                 (inputs.bound_pods if pod.node_name else inputs.pods).append(pod)
+                if len(inputs.pods) + len(inputs.bound_pods) > max_pods:
+                    raise ctx.error("", f"more than {max_pods:,} pods in the input (raise the ceiling with --max-pods)")
         elif CONTROLLER_KINDS.get(kind) == group:
-            inputs.pods.extend(load_controller(obj, ctx, kind, inputs.namespaces))
+            room = max_pods - len(inputs.pods) - len(inputs.bound_pods)
+            inputs.pods.extend(load_controller(obj, ctx, kind, inputs.namespaces, limit=max(room, 0)))
         elif group == "apps" and kind == "DaemonSet":
             inputs.daemonsets.append(load_daemonset(obj, ctx, inputs.namespaces))
     node_names = {n.name for n in inputs.nodes}
@@ -103,4 +114,4 @@ def _unique(seen: dict, key, origin, ctx: Ctx) -> None:
     seen[key] = origin
 
 
-__all__ = ["load_objects", "InputError"]
+__all__ = ["MAX_PODS", "load_objects", "InputError"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import quantity
+from ..quantity import REQUEST_MAX_MILLI
 from ..errors import InputError
 from ..scheduling.requirements import POD_OPERATORS, Requirement, Requirements
 from ..scheduling.taints import EFFECTS, TOLERATION_OPERATORS, Taint, Toleration
@@ -34,7 +35,7 @@ class Ctx:
     def string(self, value, path: str, default: str = "") -> str:
         if value is None:
             return default
-        if isinstance(value, (dict, list)):
+        if not isinstance(value, (str, int, float, bool)):
             raise self.error(path, f"expected a string, got {type(value).__name__}")
         return str(value)
 
@@ -48,14 +49,27 @@ class Ctx:
         except ValueError:
             raise self.error(path, f"expected an integer, got {value!r}") from None
 
-    def quantity(self, value, path: str) -> int:
+    def quantity(self, value, path: str, ceiling: int = REQUEST_MAX_MILLI) -> int:
+        """A non-negative quantity: the API server refuses negative requests, limits and capacities;
+        above `ceiling` milli-units the scheduling arithmetic could overflow, so it is refused."""
         try:
-            return quantity.parse(value)
+            parsed = quantity.parse(value)
         except ValueError as exc:
             raise self.error(path, str(exc)) from None
+        if parsed < 0:
+            raise self.error(path, f"{value!r} is negative; the API server refuses negative quantities")
+        if parsed > ceiling:
+            raise self.error(path, f"{value!r} is too large for the simulator (at most {ceiling // 1000:.0e} units)")
+        return parsed
 
-    def resource_list(self, value, path: str) -> dict:
-        return {str(k): self.quantity(v, f"{path}.{k}") for k, v in self.mapping(value, path).items()}
+    def resource_list(self, value, path: str, ceiling: int = REQUEST_MAX_MILLI) -> dict:
+        return {self.key(k, path): self.quantity(v, f"{path}.{k}", ceiling)
+                for k, v in self.mapping(value, path).items()}
+
+    def key(self, key, path: str) -> str:
+        if not isinstance(key, str):
+            raise self.error(path, f"key {key!r} must be a string")
+        return key
 
     def string_map(self, value, path: str) -> dict:
         return {str(k): self.string(v, f"{path}.{k}") for k, v in self.mapping(value, path).items()}

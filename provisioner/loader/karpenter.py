@@ -3,6 +3,7 @@ NodeOverlay (karpenter.sh/v1alpha1) and existing Nodes."""
 from __future__ import annotations
 
 from .. import labels as L
+from .. import quantity
 from ..models import ExistingNode, KubeletConfig, NodeClass, NodeClassRef, NodeOverlay, NodePool
 from ..scheduling.requirements import NODEPOOL_OPERATORS
 from ..scheduling.taints import Taint
@@ -45,7 +46,7 @@ def load_nodepool(obj: dict, ctx: Ctx) -> NodePool:
     for key in requirements.keys():
         if (why := restricted(key)) is not None:
             raise ctx.error("spec.template.spec.requirements", why)
-    limits = ctx.resource_list(spec.get("limits"), "spec.limits")
+    limits = ctx.resource_list(spec.get("limits"), "spec.limits", quantity.MAX_MILLI)
     return NodePool(
         name=ctx.string(metadata.get("name"), "metadata.name"),
         node_class_ref=NodeClassRef(ctx.string(ref.get("group"), "nodeClassRef.group", "karpenter.k8s.aws"),

@@ -76,12 +76,19 @@ def _spread(ctx: Ctx, value, path: str) -> tuple:
         when = ctx.string(item.get("whenUnsatisfiable"), f"{p}.whenUnsatisfiable", "DoNotSchedule")
         if when not in ("DoNotSchedule", "ScheduleAnyway"):
             raise ctx.error(f"{p}.whenUnsatisfiable", f"unknown value {when!r}")
+        # The API server refuses maxSkew < 1 and minDomains < 1 (ValidateTopologySpreadConstraints).
+        max_skew = ctx.integer(item.get("maxSkew"), f"{p}.maxSkew", 1)
+        if max_skew < 1:
+            raise ctx.error(f"{p}.maxSkew", f"must be greater than zero, got {max_skew}")
+        min_domains = ctx.integer(item.get("minDomains"), f"{p}.minDomains")
+        if min_domains is not None and min_domains < 1:
+            raise ctx.error(f"{p}.minDomains", f"must be greater than zero, got {min_domains}")
         out.append(TopologySpreadConstraint(
             topology_key=ctx.string(item.get("topologyKey"), f"{p}.topologyKey"),
-            max_skew=ctx.integer(item.get("maxSkew"), f"{p}.maxSkew", 1),
+            max_skew=max_skew,
             when_unsatisfiable=when,
             selector=label_selector(ctx, item.get("labelSelector"), f"{p}.labelSelector"),
-            min_domains=ctx.integer(item.get("minDomains"), f"{p}.minDomains"),
+            min_domains=min_domains,
             node_affinity_policy=ctx.string(item.get("nodeAffinityPolicy"), f"{p}.nodeAffinityPolicy", "Honor"),
             node_taints_policy=ctx.string(item.get("nodeTaintsPolicy"), f"{p}.nodeTaintsPolicy", "Ignore"),
             match_label_keys=tuple(ctx.string(k, f"{p}.matchLabelKeys") for k in ctx.sequence(item.get("matchLabelKeys"), f"{p}.matchLabelKeys")),
@@ -171,7 +178,12 @@ def load_pod(obj: dict, ctx: Ctx, namespace_labels: dict) -> Pod | None:
     return Pod(f"{namespace}/{ctx.string(metadata.get('name'), 'metadata.name')}", spec, node_name, daemon)
 
 
-def load_controller(obj: dict, ctx: Ctx, kind: str, namespace_labels: dict) -> list:
+MAX_PODS = 100_000
+"""Default ceiling on the pods one simulation expands (`simulate --max-pods` raises it): a
+`replicas: 10000000` typo is refused at once instead of planning for minutes."""
+
+
+def load_controller(obj: dict, ctx: Ctx, kind: str, namespace_labels: dict, limit: int = MAX_PODS) -> list:
     metadata = ctx.mapping(obj.get("metadata"), "metadata")
     spec = ctx.mapping(obj.get("spec"), "spec")
     namespace = ctx.string(metadata.get("namespace"), "metadata.namespace", "default")
@@ -183,6 +195,12 @@ def load_controller(obj: dict, ctx: Ctx, kind: str, namespace_labels: dict) -> l
             count = min(count, completions)  # a Job never runs more pods at once than it still needs
     else:
         count = ctx.integer(spec.get("replicas"), "spec.replicas", 1)
+    field = "spec.parallelism" if kind == "Job" else "spec.replicas"
+    if count < 0:
+        raise ctx.error(field, f"must be zero or more, got {count}")
+    if count > limit:
+        raise ctx.error(field, f"{count:,} pods exceed the ceiling of {limit:,} pods per simulation "
+                               "(raise it with --max-pods)")
     template = ctx.mapping(spec.get("template"), "spec.template")
     tmeta = ctx.mapping(template.get("metadata"), "spec.template.metadata")
     pod = pod_spec(ctx, tmeta, template.get("spec"), "spec.template.spec", namespace, namespace_labels)

@@ -166,3 +166,23 @@ def test_reason_differing_only_in_figures_is_one_event():
     controller.tick(8.0)
     assert len(kube.events) == 1
     assert controller.metrics.registry.get_sample_value("provisioner_events_total", {"result": "deduplicated"}) == 1
+
+
+def test_reason_whose_figures_and_details_change_as_nodes_appear_is_one_event_also_after_restart():
+    """Issue 12: when 500 nodes appear, the reason text changes (figures, details, clause order)
+    but not its cause; neither the next batch nor a restarted advisor adds an Event."""
+    kube = cluster(FakeKube(), *standard_objects(), pod("big-0"))
+    reasons = {"default/big-0": 'nodepool "a": no instance type has enough resources (requests cpu=96, 3 nodes); '
+                                'nodepool "b": did not tolerate taint gpu=true:NoSchedule'}
+    controller = advisor(kube, unschedulable_plan(reasons))
+    controller.tick(5.0)
+    reasons["default/big-0"] = ('nodepool "b": did not tolerate taint gpu=true:NoSchedule; '
+                                'nodepool "a": no instance type has enough resources (requests cpu=128, 500 nodes), '
+                                'largest offers 64')
+    controller.handle(Change(POD, "MODIFIED", pod("big-0", rv="2")), 6.0)
+    controller.tick(8.0)
+    assert len(kube.events) == 1
+    restarted = advisor(kube, unschedulable_plan(reasons), now=9.0)
+    restarted.tick(12.0)
+    assert len(kube.events) == 1
+    assert restarted.metrics.registry.get_sample_value("provisioner_events_total", {"result": "exists"}) == 1

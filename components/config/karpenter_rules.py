@@ -1,0 +1,209 @@
+"""Karpenter's NodePool/NodeClaim runtime rules and the API server's metadata rules, as pure checks.
+
+Sources (kubernetes-sigs/karpenter and aws/karpenter-provider-aws at v1.14.1):
+- `pkg/apis/v1/labels.go` (core): restricted domain karpenter.sh, restricted kubernetes.io/hostname,
+  well-known labels and their known values (capacity type);
+- `pkg/apis/v1/labels.go` (provider): restricted domain karpenter.k8s.aws and its well-known labels
+  (no `karpenter.k8s.aws/ec2nodeclass`: it is not registered as well-known), tenancy values;
+- `pkg/apis/v1/nodepool_validation.go`, `nodeclaim_validation.go`: label keys and values, duplicate
+  taint key/effect pairs across `taints` and `startupTaints`, requirement values;
+- `pkg/apis/v1/nodepool.go`: budget schedules parsed by robfig/cron's standard parser;
+- the NodePool CRD: at most 100 requirements, 100 labels, 50 budgets.
+Kubelet (k8s.io/kubelet/pkg/apis/well_known_labels.go) refuses `--node-labels` in the kubernetes.io
+and k8s.io domains other than its own list, and Karpenter passes a NodePool's labels that way: a
+node carrying one never registers. API machinery (apimachinery/pkg/api/validation/objectmeta.go):
+annotation keys are qualified names and all annotations together hold at most 256 KiB.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import re2
+
+MAX_REQUIREMENTS = 100
+MAX_LABELS = 100
+MAX_BUDGETS = 50
+MAX_ANNOTATIONS_BYTES = 256 * 1024
+INT64_MAX = 2**63 - 1
+
+TEAM_LABEL_KEY = "karpenter-platform.io/team"  # same as teams.TEAM_LABEL (teams imports nodepools)
+
+# Well-known labels a NodePool may use in the restricted domains (core and AWS provider labels.go).
+_KARPENTER_SH_ALLOWED = {"karpenter.sh/capacity-type"}
+_KARPENTER_AWS_ALLOWED = {f"karpenter.k8s.aws/{name}" for name in (
+    "instance-tenancy", "capacity-reservation-type", "capacity-reservation-id", "capacity-reservation-interruptible",
+    "instance-encryption-in-transit-supported", "instance-category", "instance-hypervisor",
+    "instance-family", "instance-generation", "instance-local-nvme", "instance-size", "instance-cpu",
+    "instance-cpu-manufacturer", "instance-cpu-sustained-clock-speed-mhz", "instance-memory", "instance-ebs-bandwidth",
+    "instance-network-bandwidth", "instance-gpu-name", "instance-gpu-manufacturer", "instance-gpu-count",
+    "instance-gpu-memory", "instance-accelerator-name", "instance-accelerator-manufacturer",
+    "instance-accelerator-count", "instance-capability-flex", "placement-group-id", "placement-group-partition")}
+
+# Labels kubelet accepts in the kubernetes.io / k8s.io domains (kubeletLabels, kubeletLabelNamespaces).
+KUBELET_LABELS = {
+    "kubernetes.io/hostname", "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+    "beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type", "beta.kubernetes.io/os",
+    "beta.kubernetes.io/arch", "kubernetes.io/os", "kubernetes.io/arch", "node.kubernetes.io/windows-build",
+}
+KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+
+# Values Karpenter knows for these keys (WellKnownValuesForRequirements).
+KNOWN_VALUES = {
+    "karpenter.sh/capacity-type": {"on-demand", "spot", "reserved"},
+    "karpenter.k8s.aws/instance-tenancy": {"default", "dedicated"},
+}
+
+
+def _domain(key: str) -> str:
+    return key.split("/", 1)[0] if "/" in key else ""
+
+
+def _in_domain(domain: str, parent: str) -> bool:
+    return domain == parent or domain.endswith("." + parent)
+
+
+def restricted_label(key: str) -> str | None:
+    """Why Karpenter refuses `key` as a NodePool label or requirement key, or None."""
+    domain = _domain(key)
+    if key == "karpenter.sh/nodepool":
+        return 'label "karpenter.sh/nodepool" is restricted (Karpenter sets it)'
+    if _in_domain(domain, "karpenter.sh") and key not in _KARPENTER_SH_ALLOWED:
+        return 'label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type may be used)'
+    if key == "kubernetes.io/hostname":
+        return 'label "kubernetes.io/hostname" is restricted'
+    if _in_domain(domain, "karpenter.k8s.aws") and key not in _KARPENTER_AWS_ALLOWED:
+        return ('label domain "karpenter.k8s.aws" is restricted to the well-known instance labels '
+                '(e.g. instance-family; karpenter.k8s.aws/ec2nodeclass is not one in v1.14.1)')
+    return None
+
+
+def kubelet_refuses(key: str) -> str | None:
+    """Why kubelet would refuse `key` as a node label (the node would never register), or None."""
+    domain = _domain(key)
+    if not (_in_domain(domain, "kubernetes.io") or _in_domain(domain, "k8s.io")):
+        return None
+    if key in KUBELET_LABELS or any(_in_domain(domain, ns) for ns in KUBELET_LABEL_NAMESPACES):
+        return None
+    return (f"label {key!r} is in the kubernetes.io/k8s.io domain, which kubelet refuses as a node label "
+            f"(only its well-known labels and the node.kubernetes.io and kubelet.kubernetes.io namespaces)")
+
+
+def known_values(key: str, values: Iterable[str]) -> str | None:
+    """Values Karpenter does not know for a key with a known set (capacity type, tenancy)."""
+    known = KNOWN_VALUES.get(key)
+    if known is None:
+        return None
+    unknown = [v for v in values if v not in known]
+    if unknown:
+        return f"{', '.join(map(repr, unknown))} not valid for {key}; use {', '.join(sorted(known))}"
+    return None
+
+
+def int64_value(text: str) -> str | None:
+    """Gt/Lt take one non-negative integer that fits an int64 (strconv.Atoi on 64-bit)."""
+    if not re2.fullmatch(r"[0-9]+", text) or int(text) > INT64_MAX:
+        return f"{text!r} is not a non-negative integer within int64"
+    return None
+
+
+def duplicate_taints(taints: Iterable[tuple[str, str]], startup_taints: Iterable[tuple[str, str]]) -> list[str]:
+    """Key/effect pairs that appear twice across `taints` and `startupTaints` (validateTaints)."""
+    seen: set[tuple[str, str]] = set()
+    duplicates = []
+    for pair in [*taints, *startup_taints]:
+        if pair in seen:
+            duplicates.append(f"{pair[0]}:{pair[1]}")
+        seen.add(pair)
+    return duplicates
+
+
+# --- object metadata ---------------------------------------------------------------------------
+
+_DNS_SUBDOMAIN = re2.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QUALIFIED_NAME = re2.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+
+
+def qualified_name(key: str) -> str | None:
+    """validation.IsQualifiedName: an optional DNS-subdomain prefix and a 1-63 character name."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
+        return f"{key!r}: prefix must be a lower-case DNS subdomain of at most 253 characters"
+    if not name or len(name) > 63 or not _QUALIFIED_NAME.fullmatch(name):
+        return f"{key!r}: name must be 1-63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric"
+    return None
+
+
+def annotations_problem(annotations: dict[str, str]) -> str | None:
+    """ValidateAnnotations: qualified-name keys, at most 256 KiB of keys and values together."""
+    for key in annotations:
+        problem = qualified_name(key)
+        if problem:
+            return f"annotation key {problem}"
+    total = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items())
+    if total > MAX_ANNOTATIONS_BYTES:
+        return f"annotations total {total:,} bytes; the API server allows at most 256 KiB ({MAX_ANNOTATIONS_BYTES:,})"
+    return None
+
+
+# --- robfig/cron standard schedules ------------------------------------------------------------
+
+_CRON_DESCRIPTORS = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
+_MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
+                                           "nov", "dec"))}
+_DAYS = {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}
+# (name, min, max, names) per field of ParseStandard: minute, hour, day of month, month, day of week.
+_CRON_FIELDS = (("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day of month", 1, 31, {}),
+                ("month", 1, 12, _MONTHS), ("day of week", 0, 6, _DAYS))
+
+
+def _cron_number(text: str, names: dict[str, int], field: str) -> int:
+    if text.lower() in names:
+        return names[text.lower()]
+    if not re2.fullmatch(r"[0-9]{1,9}", text):
+        raise ValueError(f"{field}: {text!r} is not a number{' or a name' if names else ''}")
+    return int(text)
+
+
+def _cron_field(text: str, field: str, low: int, high: int, names: dict[str, int]) -> None:
+    """getRange of robfig/cron: `*`/`?`, `a`, `a-b`, each with an optional `/step`, comma-separated."""
+    for part in text.split(","):
+        range_part, slash, step_text = part.partition("/")
+        if slash and (not step_text or "/" in step_text):
+            raise ValueError(f"{field}: {part!r} has a malformed step")
+        if range_part in ("*", "?"):
+            start, end = low, high
+        else:
+            start_text, dash, end_text = range_part.partition("-")
+            start = _cron_number(start_text, names, field)
+            end = _cron_number(end_text, names, field) if dash else (high if slash else start)
+        if slash:
+            step = _cron_number(step_text, {}, field)
+            if step <= 0:
+                raise ValueError(f"{field}: step of {part!r} must be a positive number")
+        if start < low or end > high:
+            raise ValueError(f"{field}: {part!r} is outside {low}-{high}")
+        if start > end:
+            raise ValueError(f"{field}: {part!r} starts after it ends")
+
+
+def cron_problem(schedule: str) -> str | None:
+    """Why robfig/cron's ParseStandard (what Karpenter uses for budget schedules) refuses it."""
+    if schedule.startswith("@"):
+        return None if schedule in _CRON_DESCRIPTORS else (
+            f"{schedule!r} is not a schedule descriptor ({', '.join(sorted(_CRON_DESCRIPTORS))})")
+    fields = schedule.split()
+    if len(fields) != 5 or schedule != schedule.strip():
+        return f"{schedule!r} is not a cron schedule: 5 fields (minute hour day-of-month month day-of-week) expected"
+    for text, (field, low, high, names) in zip(fields, _CRON_FIELDS):
+        try:
+            _cron_field(text, field, low, high, names)
+        except ValueError as err:
+            return f"{schedule!r} is not a cron schedule Karpenter can parse: {err}"
+    return None
+
+
+__all__ = ["INT64_MAX", "KNOWN_VALUES", "KUBELET_LABELS", "MAX_ANNOTATIONS_BYTES", "MAX_BUDGETS", "MAX_LABELS",
+           "MAX_REQUIREMENTS", "TEAM_LABEL_KEY", "annotations_problem", "cron_problem", "duplicate_taints",
+           "int64_value", "known_values", "kubelet_refuses", "qualified_name", "restricted_label"]

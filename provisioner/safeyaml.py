@@ -1,0 +1,380 @@
+"""The one bounded way in for every YAML or JSON file the program reads.
+
+Stack and team files, manifests for `simulate`, build folders for the policy check: all go
+through here, so a hostile or careless file is refused with its file, line and key path before
+anything is built from it:
+
+- size: at most `Limits.max_bytes` are read (a special file or a huge render cannot exhaust memory);
+- text: UTF-8 (a UTF-8 BOM is dropped); UTF-16/32 only when marked by a BOM (as YAML 1.2 allows);
+  anything else, or text with NUL bytes (binary), is refused with the offending offset;
+- nesting depth: checked on the parser's event stream, before any node is composed, so a
+  100,000-deep document can neither overflow the C composer's stack nor Python's recursion;
+- aliases: every node an alias would materialise is counted as it is parsed; a "billion laughs"
+  document is refused at once, even when the bomb sits under a key nothing reads; an alias to a
+  collection still being parsed (a cycle) is refused;
+- tags: only the JSON-compatible core tags; `!!set`, `!!binary`, `!!python/...` are refused;
+- keys: duplicate keys are refused (PyYAML would keep the last silently), and keys must be strings;
+- values: unquoted dates stay the text written (`2024-01-01`), never a `datetime` that JSON cannot hold;
+  `.nan`/`.inf` are refused.
+
+Limits are deliberate and documented (README "Input limits"); callers may raise them.
+"""
+from __future__ import annotations
+
+import codecs
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import yaml
+
+try:  # libyaml parses several times faster; its parser is iterative, so the depth check holds
+    _Parser = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Parser = yaml.SafeLoader
+
+MiB = 2**20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds for one file. The defaults hold every shipped input with a wide margin."""
+
+    max_bytes: int = 32 * MiB
+    """Largest file read; a render of 200 NodePools and 20,000 pods is about 30 MiB."""
+    max_depth: int = 64
+    """Deepest nesting of mappings and sequences (Kubernetes objects nest about 20 deep)."""
+    max_alias_nodes: int = 100_000
+    """Nodes aliases may add on top of what is written (anchors for shared blocks stay cheap)."""
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class UnsafeInput(ValueError):
+    """A refused file: `origin` is the file (and line:column when known), `path` the key path."""
+
+    def __init__(self, message: str, *, origin: str, line: int | None = None, column: int | None = None,
+                 path: str = ""):
+        self.message = message
+        self.file = origin
+        self.line = line
+        self.column = column
+        self.path = path if len(path) <= 200 else "..." + path[-197:]  # a 100,000-deep path helps nobody
+        self.origin = f"{origin}:{line}:{column}" if line is not None else origin
+        super().__init__(": ".join(p for p in (self.origin, self.path, message) if p))
+
+
+@dataclass(frozen=True)
+class Document:
+    value: Any
+    line: int
+    """1-based line where the document starts."""
+
+
+# --- bytes and text ----------------------------------------------------------------------------
+
+def read_bytes(path: Any, display: str | None = None, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """At most `max_bytes` of a regular file; a folder, a missing or a larger file is refused."""
+    display = display or str(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limits.max_bytes + 1)
+    except FileNotFoundError:
+        raise UnsafeInput("file not found", origin=display) from None
+    except IsADirectoryError:
+        raise UnsafeInput("is a folder, not a file", origin=display) from None
+    except OSError as exc:
+        raise UnsafeInput(f"cannot read: {exc.strerror or exc}", origin=display) from None
+    if len(data) > limits.max_bytes:
+        raise UnsafeInput(f"larger than {limits.max_bytes // MiB} MiB; refused", origin=display)
+    return data
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+         (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def decode(data: bytes, display: str) -> str:
+    """Text of a file: UTF-8, or UTF-16/32 marked by a byte-order mark; binary is refused."""
+    encoding, body = "utf-8", data
+    for bom, name in _BOMS:  # UTF-32 LE first: its BOM starts with UTF-16 LE's
+        if data.startswith(bom):
+            encoding, body = name, data[len(bom):]
+            break
+    try:
+        text = body.decode(encoding)
+    except UnicodeDecodeError as exc:
+        hint = "" if encoding != "utf-8" else " (save it as UTF-8; UTF-16/32 need a byte-order mark)"
+        raise UnsafeInput(f"not {encoding.upper()} text: byte {body[exc.start:exc.start + 1]!r} "
+                          f"at offset {exc.start}{hint}", origin=display) from None
+    if "\x00" in text:
+        if encoding == "utf-8" and body[1::2].count(0) > len(body) // 4:
+            raise UnsafeInput("looks like UTF-16 without a byte-order mark; save it as UTF-8", origin=display)
+        raise UnsafeInput(f"binary content (NUL character at offset {text.index(chr(0))}); expected text",
+                          origin=display)
+    return text
+
+
+def read_text(path: Any, display: str | None = None, limits: Limits = DEFAULT_LIMITS) -> str:
+    display = display or str(path)
+    return decode(read_bytes(path, display, limits), display)
+
+
+# --- YAML --------------------------------------------------------------------------------------
+
+_ALLOWED_TAGS = {None, "!", "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+                 "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:map",
+                 "tag:yaml.org,2002:seq"}
+
+
+class _Frame:
+    __slots__ = ("mapping", "index", "key", "expect_key", "size", "anchor")
+
+    def __init__(self, mapping: bool, anchor: str | None):
+        self.mapping = mapping
+        self.index = 0
+        self.key: str | None = None
+        self.expect_key = mapping
+        self.size = 1
+        self.anchor = anchor
+
+
+def _path(stack: list[_Frame]) -> str:
+    out = ""
+    for frame in stack:
+        if frame.mapping:
+            if frame.expect_key or frame.key is None:
+                continue
+            out += f".{frame.key}" if out else frame.key
+        else:
+            out += f"[{frame.index}]"
+    return out
+
+
+def check_events(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Walk the parser's events once: depth, tags, complex keys and alias expansion, with no
+    node composed. Raises UnsafeInput naming line, column and key path."""
+    loader = _Parser(text)
+    stack: list[_Frame] = []
+    sizes: dict[str, int] = {}
+    open_anchors: set[str] = set()
+    expanded = 0
+
+    def refuse(message: str, event: Any) -> UnsafeInput:
+        mark = event.start_mark
+        return UnsafeInput(message, origin=display, line=mark.line + 1, column=mark.column + 1, path=_path(stack))
+
+    def added(size: int, is_key_scalar: str | None = None) -> None:
+        if not stack:
+            return
+        top = stack[-1]
+        top.size += size
+        if top.mapping:
+            if top.expect_key:
+                top.key = is_key_scalar
+            else:
+                top.key = None
+            top.expect_key = not top.expect_key
+        else:
+            top.index += 1
+
+    try:
+        while True:
+            event = loader.get_event()
+            if event is None:
+                break
+            if isinstance(event, (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent)):
+                continue
+            if isinstance(event, yaml.DocumentStartEvent):
+                sizes.clear()
+                continue
+            tag = getattr(event, "tag", None)
+            if tag not in _ALLOWED_TAGS:
+                raise refuse(f"tag {tag!r} is not allowed (only strings, numbers, booleans, null, "
+                             f"mappings and lists)", event)
+            key_position = bool(stack) and stack[-1].mapping and stack[-1].expect_key
+            if isinstance(event, yaml.ScalarEvent):
+                if event.anchor:
+                    sizes[event.anchor] = 1
+                added(1, event.value if key_position else None)
+            elif isinstance(event, yaml.AliasEvent):
+                if event.anchor in open_anchors:
+                    raise refuse(f"alias *{event.anchor} refers to a collection that contains it (a cycle)", event)
+                if event.anchor not in sizes:
+                    raise refuse(f"alias *{event.anchor} has no anchor before it", event)
+                if key_position and sizes[event.anchor] > 1:
+                    raise refuse("a key must be a string, not a mapping or list", event)
+                size = sizes[event.anchor]
+                expanded += size
+                if expanded > limits.max_alias_nodes:
+                    raise refuse(f"aliases expand to more than {limits.max_alias_nodes:,} nodes "
+                                 "(an alias bomb?); refused", event)
+                added(size, None)
+            elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                if key_position:
+                    raise refuse("a key must be a string, not a mapping or list", event)
+                if len(stack) >= limits.max_depth:
+                    raise refuse(f"nested deeper than {limits.max_depth} levels; refused", event)
+                if event.anchor:
+                    open_anchors.add(event.anchor)
+                stack.append(_Frame(isinstance(event, yaml.MappingStartEvent), event.anchor))
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                frame = stack.pop()
+                if frame.anchor:
+                    open_anchors.discard(frame.anchor)
+                    sizes[frame.anchor] = frame.size
+                added(frame.size, None)
+    finally:
+        loader.dispose()
+
+
+def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    # An unquoted date is still the text the user wrote; JSON (and the Pulumi CLI) keep it a string.
+    return loader.construct_scalar(node)
+
+
+def _finite_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    value = yaml.SafeLoader.construct_yaml_float(loader, node)
+    if not math.isfinite(value):
+        raise yaml.constructor.ConstructorError(None, None, f"{node.value!r} is not a finite number", node.start_mark)
+    return value
+
+
+def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: set = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # `<<: *base` keys may be overridden by the mapping's own keys
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        if not isinstance(key, str):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key_node.value!r} must be a string (quote it: \"{key_node.value}\")",
+                key_node.start_mark)
+        seen.add(key)
+    loader.flatten_mapping(node)
+    return loader.construct_mapping(node, deep)
+
+
+def _yaml_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Iterator[dict]:
+    data: dict = {}
+    yield data
+    data.update(_unique_mapping(loader, node))
+
+
+class _Constructor(_Parser):  # type: ignore[misc, valid-type]
+    """Safe construction with the rules above; events were checked first."""
+
+
+_Constructor.add_constructor("tag:yaml.org,2002:map", _yaml_map)
+_Constructor.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+_Constructor.add_constructor("tag:yaml.org,2002:float", _finite_float)
+
+
+def _yaml_error(err: yaml.YAMLError, display: str) -> UnsafeInput:
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    problem = getattr(err, "problem", None) or getattr(err, "context", None) or str(err)
+    if mark is None:
+        return UnsafeInput(f"malformed YAML: {problem}", origin=display)
+    return UnsafeInput(f"malformed YAML: {problem}", origin=display, line=mark.line + 1, column=mark.column + 1)
+
+
+def load_documents(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> list[Document]:
+    """Every document of a YAML stream, checked first, then built."""
+    try:
+        check_events(text, display, limits)
+        loader = _Constructor(text)
+        docs = []
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                docs.append(Document(loader.construct_document(node), node.start_mark.line + 1))
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as err:
+        raise _yaml_error(err, display) from None
+    except UnsafeInput:
+        raise
+    except ValueError as err:  # Python refuses integers of more than 4,300 digits
+        raise UnsafeInput(f"unreadable value ({str(err).split(':')[0]})", origin=display) from None
+    return docs
+
+
+def load_yaml_file(path: Any, display: str | None = None, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """The single document of a YAML file (None when empty); more than one is refused."""
+    display = display or str(path)
+    docs = load_documents(read_text(path, display, limits), display, limits)
+    if len(docs) > 1:
+        raise UnsafeInput(f"holds {len(docs)} YAML documents; expected one", origin=display, line=docs[1].line)
+    return docs[0].value if docs else None
+
+
+def load_yaml_files(path: Any, display: str | None = None, limits: Limits = DEFAULT_LIMITS) -> list[Document]:
+    display = display or str(path)
+    return load_documents(read_text(path, display, limits), display, limits)
+
+
+# --- JSON --------------------------------------------------------------------------------------
+
+def _pairs(pairs: list) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is not a finite number")
+    return value
+
+
+def _depth_path(value: Any, limits: Limits) -> str | None:
+    """The path of the first value nested deeper than the limit (iterative: no recursion)."""
+    todo = [(value, 0, "")]
+    while todo:
+        item, depth, path = todo.pop()
+        if isinstance(item, (dict, list)):
+            if depth >= limits.max_depth:
+                return path or "(top)"
+            children = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, child in children:
+                if isinstance(child, (dict, list)):
+                    sub = f"{path}[{key}]" if isinstance(item, list) else (f"{path}.{key}" if path else str(key))
+                    todo.append((child, depth + 1, sub))
+    return None
+
+
+def load_json_text(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> Any:
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant,
+                           parse_float=_finite)
+    except RecursionError:
+        raise UnsafeInput(f"nested deeper than {limits.max_depth} levels; refused", origin=display) from None
+    except json.JSONDecodeError as err:
+        raise UnsafeInput(f"malformed JSON: {err.msg}", origin=display, line=err.lineno, column=err.colno) from None
+    except ValueError as err:
+        raise UnsafeInput(f"malformed JSON: {err}", origin=display) from None
+    where = _depth_path(value, limits)
+    if where is not None:
+        raise UnsafeInput(f"nested deeper than {limits.max_depth} levels; refused", origin=display, path=where)
+    return value
+
+
+def load_json_file(path: Any, display: str | None = None, limits: Limits = DEFAULT_LIMITS) -> Any:
+    display = display or str(path)
+    return load_json_text(read_text(path, display, limits), display, limits)
+
+
+__all__ = ["DEFAULT_LIMITS", "Document", "Limits", "UnsafeInput", "check_events", "decode", "load_documents",
+           "load_json_file", "load_json_text", "load_yaml_file", "load_yaml_files", "read_bytes", "read_text"]

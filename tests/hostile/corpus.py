@@ -1,0 +1,155 @@
+"""Hostile inputs of every kind issue 12 lists (and some more), shared by the tests and the benchmark.
+
+Each config case is (id, files, expected): `files` maps paths in a throwaway project to text or
+bytes written over a valid one-team project; `expected` are substrings the exit-2 message must hold
+(the file and the key path). Manifest cases are (id, text or bytes, expected) for `simulate`.
+"""
+from __future__ import annotations
+
+import codecs
+
+import yaml
+
+TEAM = "stacks/teams/web.yaml"
+STACK = "stacks/Pulumi.test.yaml"
+SETTINGS = {"cluster": {"name": "test-cluster", "region": "us-east-1", "subnets": {"ids": ["subnet-0123456789abcdef0"]}},
+            "teams": ["web"]}
+POOL = {"name": "pool", "limits": {"cpu": "10", "memory": "40Gi"}}
+
+
+def stack_text(settings: dict | None = None, raw: str = "") -> str:
+    config = {f"karpenter-platform:{k}": v for k, v in (settings or SETTINGS).items()}
+    return yaml.safe_dump({"config": config}) + raw
+
+
+def team_text(**pool_changes) -> str:
+    return yaml.safe_dump({"name": "web", "nodePools": [{**POOL, **pool_changes}]})
+
+
+def _bomb(levels: int = 9) -> str:
+    text = 'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+    for i in range(1, levels + 1):
+        text += f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]\n"
+    return text
+
+
+def _deep_list(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+CONFIG_CASES = [
+    ("utf16-no-bom", {TEAM: team_text().encode("utf-16-le")}, [TEAM, "UTF-16"]),
+    ("latin1", {TEAM: ("owner: 'Jos\u00e9'\n" + team_text()).encode("latin-1")}, [TEAM, "not UTF-8"]),
+    ("binary", {TEAM: b"\x00\x01\x02\x03binary"}, [TEAM, "binary"]),
+    ("exclude-not-list", {TEAM: yaml.safe_dump({"nodePools": [POOL], "environments": {"test": {"excludeNodePools": 5}}})},
+     [TEAM, "environments.test.excludeNodePools"]),
+    ("environments-list", {TEAM: yaml.safe_dump({"nodePools": [POOL], "environments": [1]})}, [TEAM, "environments"]),
+    ("pool-name-list", {TEAM: team_text(name=["a"])}, [TEAM, "nodePools[0].name"]),
+    ("requirement-key-list", {TEAM: team_text(requirements=[{"key": ["a"], "operator": "Exists"}])},
+     [TEAM, "nodePools[0].requirements[0].key"]),
+    ("requirement-not-mapping", {TEAM: team_text(requirements=[5])}, [TEAM, "nodePools[0].requirements[0]"]),
+    ("non-string-config-key", {STACK: stack_text(raw="  1: 2\n")}, [STACK, "must be a string"]),
+    ("cpu-exponent", {TEAM: team_text(limits={"cpu": "1e9999999"})}, [TEAM, "nodePools[0].limits.cpu"]),
+    ("negative-limit", {TEAM: team_text(limits={"cpu": "-1"})}, [TEAM, "nodePools[0].limits.cpu", "negative"]),
+    ("deep-list", {TEAM: "name: web\nnodePools: " + _deep_list(1000) + "\n"}, [TEAM, "nested deeper"]),
+    ("deep-list-100k", {TEAM: "name: web\nnodePools: " + _deep_list(100_000) + "\n"}, [TEAM, "nested deeper"]),
+    ("alias-bomb-unused", {STACK: stack_text() + "unused:\n  " + _bomb().replace("\n", "\n  ")},
+     [STACK, "alias"]),
+    ("alias-cycle", {TEAM: "name: web\nnodePools: &p [*p]\n"}, [TEAM, "cycle"]),
+    ("set-tag", {TEAM: "name: web\nnodePools: !!set {a, b}\n"}, [TEAM, "tag"]),
+    ("duplicate-key", {TEAM: "name: web\nname: web\nnodePools: []\n"}, [TEAM, "duplicate key"]),
+    ("long-team-name", {STACK: stack_text({**SETTINGS, "teams": ["a" * 70_000]})}, [STACK, "karpenter-platform:teams[0]"]),
+    ("name-newline", {TEAM: team_text(name="batch-jobs\n")}, [TEAM, "nodePools[0].name"]),
+    ("label-newline", {TEAM: team_text(labels={"app": "web\n"})}, [TEAM, "nodePools[0].labels"]),
+    ("kubelet-domain-label", {TEAM: team_text(labels={"kubernetes.io/role": "x"})}, [TEAM, "nodePools[0].labels", "kubelet"]),
+    ("taint-twice", {TEAM: team_text(taints=[{"key": "a", "effect": "NoSchedule"}],
+                                      startupTaints=[{"key": "a", "effect": "NoSchedule"}])}, [TEAM, "nodePools[0]", "twice"]),
+    ("annotation-key", {TEAM: team_text(annotations={"bad key!": "x"})}, [TEAM, "nodePools[0].annotations"]),
+    ("annotations-too-big", {TEAM: team_text(annotations={"a": "x" * (256 * 1024 + 1)})}, [TEAM, "256"]),
+    ("too-many-requirements", {TEAM: team_text(requirements=[{"key": f"k{i}", "operator": "Exists"} for i in range(101)])},
+     [TEAM, "nodePools[0].requirements", "100"]),
+    ("too-many-labels", {TEAM: team_text(labels={f"k{i}": "v" for i in range(100)})}, [TEAM, "nodePools[0].labels"]),
+    ("too-many-budgets", {TEAM: team_text(disruption={"budgets": [{"nodes": "1"}] * 51})},
+     [TEAM, "nodePools[0].disruption.budgets"]),
+    ("gt-beyond-int64", {TEAM: team_text(requirements=[{"key": "x", "operator": "Gt", "values": ["9" * 20]}])},
+     [TEAM, "nodePools[0].requirements[0]", "int64"]),
+    ("duplicate-reasons", {TEAM: team_text(disruption={"budgets": [{"nodes": "1", "reasons": ["Empty", "Empty"]}]})},
+     [TEAM, "reasons"]),
+    ("ec2nodeclass-requirement", {TEAM: team_text(requirements=[{"key": "karpenter.k8s.aws/ec2nodeclass", "operator": "Exists"}])},
+     [TEAM, "nodePools[0].requirements[0].key"]),
+    ("capacity-type-ondemand", {TEAM: team_text(requirements=[{"key": "karpenter.sh/capacity-type", "operator": "In",
+                                                               "values": ["ondemand"]}])}, [TEAM, "on-demand"]),
+    ("tenancy-unknown", {TEAM: team_text(requirements=[{"key": "karpenter.k8s.aws/instance-tenancy", "operator": "In",
+                                                        "values": ["host"]}])}, [TEAM, "instance-tenancy"]),
+    ("cron-garbage", {TEAM: team_text(disruption={"budgets": [{"nodes": "1", "schedule": "a b c d e", "duration": "1h"}]})},
+     [TEAM, "schedule"]),
+    ("alias-without-v", {STACK: stack_text({**SETTINGS, "nodeClasses": {"default": {"amiAlias": "al2023@20251117"}}})},
+     [STACK, "nodeClasses.default.amiAlias"]),
+    ("aws-tag", {STACK: stack_text({**SETTINGS, "nodeClasses": {"default": {"tags": {"aws:owner": "x"}}}})},
+     [STACK, "nodeClasses.default.tags"]),
+    ("iops-gp2", {STACK: stack_text({**SETTINGS, "nodeClasses": {"default": {"rootVolume": {"type": "gp2", "iops": 3000}}}})},
+     [STACK, "rootVolume"]),
+    ("io2-no-iops", {STACK: stack_text({**SETTINGS, "nodeClasses": {"default": {"rootVolume": {"type": "io2"}}}})},
+     [STACK, "rootVolume"]),
+    ("kms-unencrypted", {STACK: stack_text({**SETTINGS, "nodeClasses": {"default": {"rootVolume": {
+        "encrypted": False, "kmsKeyId": "arn:aws:kms:us-east-1:123456789012:key/x"}}}})}, [STACK, "rootVolume"]),
+    ("eviction-hard-value", {STACK: stack_text({**SETTINGS, "nodeClasses": {"default": {"kubelet": {
+        "evictionHard": {"memory.available": "lots"}}}}})}, [STACK, "evictionHard"]),
+    ("big-int", {TEAM: "name: web\nnodePools: " + "9" * 5000 + "\n"}, [TEAM]),
+    ("infinite-float", {TEAM: team_text(weight=float("inf"))}, [TEAM, "finite"]),
+    ("folder-as-team", {f"{TEAM}/x": "a: 1"}, [TEAM, "folder"]),
+]
+
+UTF16_BOM_TEAM = codecs.BOM_UTF16_LE + team_text().encode("utf-16-le")
+
+
+def _deployment(**spec_changes) -> dict:
+    container = {"name": "app", "image": "x", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+    spec = {"replicas": 1, "selector": {"matchLabels": {"app": "a"}},
+            "template": {"metadata": {"labels": {"app": "a"}}, "spec": {"containers": [container]}}}
+    spec.update(spec_changes)
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "app", "namespace": "default"},
+            "spec": spec}
+
+
+def _with_cpu(cpu) -> str:
+    deployment = _deployment()
+    deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
+    return yaml.safe_dump(deployment)
+
+
+def _with_spread(**constraint) -> str:
+    deployment = _deployment()
+    deployment["spec"]["template"]["spec"]["topologySpreadConstraints"] = [
+        {"topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+         "labelSelector": {"matchLabels": {"app": "a"}}, **constraint}]
+    return yaml.safe_dump(deployment)
+
+
+REQ = "spec.template.spec.containers[0].resources.requests.cpu"
+MANIFEST_CASES = [
+    ("cpu-1e18", _with_cpu("1e18"), [REQ]),
+    ("cpu-inf", _with_cpu("inf"), [REQ]),
+    ("cpu-exponent", _with_cpu("1e99999999"), [REQ]),
+    ("cpu-negative", _with_cpu("-1"), [REQ, "negative"]),
+    ("cpu-list", _with_cpu([]), [REQ]),
+    ("kind-list", yaml.safe_dump({**_deployment(), "kind": ["Deployment"]}), ["kind"]),
+    ("set-tag", "apiVersion: v1\nkind: Pod\nmetadata: !!set {a, b}\n", ["tag"]),
+    ("alias-cycle", "apiVersion: v1\nkind: List\nitems: &i [*i]\n", ["cycle"]),
+    ("utf16-no-bom", yaml.safe_dump(_deployment()).encode("utf-16-le"), ["UTF-16"]),
+    ("replicas-10m", yaml.safe_dump(_deployment(replicas=10_000_000)), ["spec.replicas", "--max-pods"]),
+    ("replicas-negative", yaml.safe_dump(_deployment(replicas=-3)), ["spec.replicas"]),
+    ("pod-list-200k", None, ["--max-pods"]),
+    ("deep-mapping-100k", "a: " + "{a: " * 100_000 + "1" + "}" * 100_000 + "\n", ["nested deeper"]),
+    ("max-skew-0", _with_spread(maxSkew=0), ["maxSkew"]),
+    ("min-domains-0", _with_spread(maxSkew=1, minDomains=0), ["minDomains"]),
+    ("alias-bomb", _bomb(), ["alias"]),
+    ("binary", b"\x7fELF\x00\x00", ["binary"]),
+]
+
+
+def pod_list(count: int) -> str:
+    """A List of `count` pods as flow YAML (about 100 bytes a pod)."""
+    item = ('{apiVersion: v1, kind: Pod, metadata: {name: p%d, namespace: default}, spec: {containers: '
+            '[{name: a, resources: {requests: {cpu: 10m}}}]}}')
+    return "apiVersion: v1\nkind: List\nitems:\n" + "".join(f"- {item % i}\n" for i in range(count))
