@@ -20,10 +20,12 @@ from typing import Sequence
 
 import yaml
 
+from provisioner.safeyaml import UnsafeInput, load_yaml_files  # the one bounded loader (size, depth, aliases, duplicate keys)
+
 from .errors import ConfigIssue
 from .imports import Document, ImportResult, documents, import_documents, roundtrip
 from .kube import check_dns_label
-from .loader import _UniqueKeyLoader  # the loader's YAML rules (duplicate keys refused) apply here too
+from .loader import issue_from_unsafe
 
 EXIT_OK, EXIT_LOSSES, EXIT_INVALID = 0, 1, 2
 
@@ -50,14 +52,9 @@ def read_documents(paths: Sequence[str]) -> tuple[list[Document], list[ConfigIss
     docs: list[Document] = []
     for path in files:
         try:
-            content = list(yaml.load_all(path.read_text(), Loader=_UniqueKeyLoader))  # noqa: S506 - a SafeLoader
-        except (OSError, UnicodeDecodeError) as err:
-            issues.append(ConfigIssue(str(path), "", f"cannot read: {err}"))
-            continue
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-            issues.append(ConfigIssue(str(path), "", f"malformed YAML: {where}{getattr(err, 'problem', None) or err}"))
+            content = [doc.value for doc in load_yaml_files(path, str(path))]
+        except UnsafeInput as err:
+            issues.append(issue_from_unsafe(err, str(path)))
             continue
         docs += documents(str(path), content)
     return docs, issues

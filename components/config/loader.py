@@ -35,10 +35,15 @@ def load_yaml(path: Path, display: str) -> Any:
     try:
         return load_yaml_file(path, display)
     except UnsafeInput as err:
-        where = f"line {err.line}, column {err.column}: " if err.line is not None else ""
-        head, malformed, problem = err.message.partition("malformed YAML: ")
-        message = f"{malformed}{where}{problem}" if malformed and not head else f"{where}{err.message}"
-        raise ConfigError([ConfigIssue(display, err.path, message)]) from None
+        raise ConfigError([issue_from_unsafe(err, display)]) from None
+
+
+def issue_from_unsafe(err: UnsafeInput, display: str) -> ConfigIssue:
+    """A refusal of the bounded loader as a config issue: file, key path, then line and column."""
+    where = f"line {err.line}, column {err.column}: " if err.line is not None else ""
+    head, malformed, problem = err.message.partition("malformed YAML: ")
+    message = f"{malformed}{where}{problem}" if malformed and not head else f"{where}{err.message}"
+    return ConfigIssue(display, err.path, message)
 
 
 @dataclass
