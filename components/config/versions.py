@@ -107,23 +107,22 @@ def version_issues(platform: PlatformConfig, version: str | None = None) -> list
     from .. import helm_values
     from ..karpenter import controller_chart_values
     from ..nodeclasses import nodeclass_manifest
-    from ..nodepools import nodepool_manifest
+    from ..nodepools import nodepool_manifests
     from ..odigos import node_overlay
 
     version = version or platform.settings.karpenter.version
     settings = platform.settings
     display_stack = stack_file(platform.stack)
     issues: list[ConfigIssue] = []
-    odigos_taint = settings.odigos.needs_startup_taint
-    pool_names = []
-    for team in platform.teams:
-        display = f"stacks/teams/{team.name}.yaml"
-        for index, pool in enumerate(team.node_pools):
-            manifest = nodepool_manifest(team, pool, odigos_taint=odigos_taint)
-            pool_names.append(manifest["metadata"]["name"])
-            for path, message, first in manifest_gaps(manifest, version):
-                where = config_path(path, _dump(pool), f"nodePools[{index}]")
-                issues.append(ConfigIssue(display, where, _message(version, first, f"NodePool {path}: {message}")))
+    # nodepool_manifests yields one object per (team, pool), in that order.
+    owners = [(team, index, pool) for team in platform.teams for index, pool in enumerate(team.node_pools)]
+    manifests = nodepool_manifests(platform)
+    for (team, index, pool), manifest in zip(owners, manifests, strict=True):
+        for path, message, first in manifest_gaps(manifest, version):
+            where = config_path(path, _dump(pool), f"nodePools[{index}]")
+            issues.append(ConfigIssue(f"stacks/teams/{team.name}.yaml", where,
+                                      _message(version, first, f"NodePool {path}: {message}")))
+    pool_names = [m["metadata"]["name"] for m in manifests]
     for name, node_class in settings.node_classes.items():
         manifest = nodeclass_manifest(name, node_class, cluster_name="cluster", role="role")
         for path, message, first in manifest_gaps(manifest, version):
