@@ -10,7 +10,7 @@ from provisioner.disruption.drift import drift
 from provisioner.manifests import read_paths
 from tests.harness import STACKS, manifests, render
 
-SNAPSHOT = Path(__file__).parent / "fixtures" / "drift" / "dev-nodes.yaml"
+SNAPSHOT = Path(__file__).resolve().parents[2] / "examples" / "snapshots" / "dev-nodes.yaml"
 
 
 def karpenter_objects(stack):
