@@ -158,7 +158,7 @@ class _Pass:
         claim = sim.nodeclaims[0]
         pool = self.pool_models[claim.nodepool]
         types = [self.pool_types[claim.nodepool][name] for name in claim.instance_type_options]
-        pods = [p for p in self.simulator.models.values() if p.name in set(claim.pods)]
+        pods = [self.simulator.pod_models[name] for name in claim.pods if name in self.simulator.pod_models]
         reqs = claim_requirements(pool, pods)
         price = sum(c.price for c in cands)
         all_spot = all(c.capacity_type == L.CAPACITY_TYPE_SPOT for c in cands)

@@ -30,6 +30,7 @@ class Simulator:
     def __init__(self, snap, pools, notes, limits: Limits):
         self.snap, self.pools, self.notes, self.limits = snap, pools, list(notes), limits
         self.models = {p.name: p for p in snap.inputs.bound_pods}
+        self.pod_models = {**{p.name: p for p in snap.inputs.pods}, **self.models}  # pending and bound
         self.info_by_node: dict = {}
         for info in snap.pods:
             if info.node_name:

@@ -420,3 +420,11 @@ def test_cli_bad_schedule_exits_2(tmp_path):
                    "  disruption: {budgets: [{nodes: '0', schedule: '0 25 * * *', duration: 1h}]}\n")
     out = _cli("-f", str(bad))
     assert out.returncode == 2 and "spec.disruption.budgets[0].schedule: invalid cron" in out.stderr
+
+
+def test_bench_prints_a_row_per_cluster_size(capsys):
+    """`python -m provisioner.disruption.bench N`: the figures BENCHMARKS.md records."""
+    from provisioner.disruption.bench import main
+    assert main(["4"]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split()[:3] == ["nodes", "pods", "seconds"] and row.split()[0] == "4"
