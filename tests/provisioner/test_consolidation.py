@@ -426,5 +426,6 @@ def test_bench_prints_a_row_per_cluster_size(capsys):
     """`python -m provisioner.disruption.bench N`: the figures BENCHMARKS.md records."""
     from provisioner.disruption.bench import main
     assert main(["4"]) == 0
-    header, row = capsys.readouterr().out.splitlines()
-    assert header.split()[:3] == ["nodes", "pods", "seconds"] and row.split()[0] == "4"
+    header, *rows = capsys.readouterr().out.splitlines()
+    assert header.split()[:4] == ["fill", "nodes", "pods", "seconds"]
+    assert [r.split()[:2] for r in rows] == [["33%", "4"], ["90%", "4"]]
