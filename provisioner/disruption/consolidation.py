@@ -343,9 +343,9 @@ def assumptions(snap, now=None, spot_to_spot=None, gate=False) -> list:
     if any(n.claim.synthesized for n in claims):
         out.append("the snapshot has no NodeClaims: every node with a karpenter.sh/nodepool label is taken as "
                    "Karpenter-managed by a NodeClaim that is not being deleted")
-    if any(n.claim.consolidatable is None for n in claims):
-        out.append("consolidateAfter: nodes whose NodeClaim has no Consolidatable condition in the snapshot are taken "
-                   "as past their NodePool's consolidateAfter since their last pod event")
+    if any(n.claim.synthesized for n in claims):
+        out.append("consolidateAfter: nodes without a NodeClaim in the snapshot are taken as past their NodePool's "
+                   "consolidateAfter since their last pod event (the NodeClaim's Consolidatable condition says)")
     out.append("time: the candidates are taken as still valid after Karpenter's 15 s validation wait, and no node "
                "is nominated for a pending pod")
     if any(b.schedule for spec in snap.pools.values() for b in spec.budgets):

@@ -162,12 +162,17 @@ def test_consolidate_after_never_disables_consolidation():
     assert r.actions == [] and "consolidateAfter: Never" in why(r)["e"]
 
 
-def test_consolidatable_condition_false_waits_for_consolidate_after():
+def test_node_without_consolidatable_condition_waits_for_consolidate_after():
     """emptiness.go ShouldDisrupt and pkg/controllers/nodeclaim/disruption/consolidation.go: the
-    NodeClaim's Consolidatable condition is set only once consolidateAfter has passed."""
-    r = run(knode("e"), nodeclaim("e-claim", "e", consolidatable=False), pools=[pool(after="10m")])
-    assert r.actions == [] and "consolidateAfter (10m)" in why(r)["e"]
-    assert not any("no Consolidatable condition" in a for a in r.assumptions)
+    NodeClaim's Consolidatable condition is set only once consolidateAfter has passed since the
+    last pod event (it is cleared, not set False, before)."""
+    claim = nodeclaim("e-claim", "e", consolidatable=False)
+    claim["status"]["lastPodEventTime"] = "2026-11-23T20:00:00Z"
+    r = run(knode("e"), claim, pools=[pool(after="10m")])
+    assert r.actions == []
+    assert why(r)["e"] == ("consolidateAfter (10m) of NodePool 'default' has not passed since the node's last pod "
+                           "event at 2026-11-23T20:00:00Z (its NodeClaim e-claim has no Consolidatable=True condition)")
+    assert not any(a.startswith("consolidateAfter") for a in r.assumptions)
 
 
 def test_static_nodepool_is_never_consolidated():
@@ -429,3 +434,16 @@ def test_bench_prints_a_row_per_cluster_size(capsys):
     header, *rows = capsys.readouterr().out.splitlines()
     assert header.split()[:4] == ["fill", "nodes", "pods", "seconds"]
     assert [r.split()[:2] for r in rows] == [["33%", "4"], ["90%", "4"]]
+
+
+def test_candidate_pods_do_not_move_onto_nodes_inside_consolidate_after():
+    """pkg/controllers/provisioning/scheduling/scheduler.go (isUnderConsolidateAfter, enforced for
+    consolidation simulations): a node whose NodeClaim is not yet Consolidatable takes no pod of a
+    candidate, so the candidate cannot be deleted onto it."""
+    objs = [knode("big", "m.2xlarge"), knode("fresh", "m.xlarge"), bound("web-0", "big", cpu="1"),
+            bound("web-1", "fresh", cpu="1"), nodeclaim("big-claim", "big")]
+    settled = run(*objs, nodeclaim("fresh-claim", "fresh"), pools=[pool(after="5m")])
+    assert acted(settled) == [("delete", "underutilized", ["big"])]
+    busy = run(*objs, nodeclaim("fresh-claim", "fresh", consolidatable=False), pools=[pool(after="5m")])
+    assert [(a.kind, a.nodes) for a in busy.actions] == [("replace", ["big"])]  # a new node instead
+    assert "consolidateAfter (5m)" in why(busy)["fresh"]
