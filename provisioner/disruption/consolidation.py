@@ -36,8 +36,8 @@ class Action:
         r = self.replacement
         return {"kind": self.kind, "reason": self.reason, "nodes": list(self.nodes),
                 "replacement": None if r is None else {"instance_type": r.instance_type, "capacity_type": r.capacity_type,
-                                                       "zone": r.zone, "price_usd_hour": round(r.price, 6)},
-                "savings_usd_hour": round(self.savings, 6)}
+                                                       "zone": r.zone, "price_usd_hour": round(float(r.price), 6)},
+                "savings_usd_hour": round(float(self.savings), 6)}
 
 
 @dataclass
@@ -56,8 +56,8 @@ class ConsolidationResult:
         """Exactly the documented `-o json` shape (plus `assumptions`)."""
         return {"actions": [a.to_dict() for a in self.actions],
                 "blocked": [{"node": n, "why": w} for n, w in self.blocked],
-                "summary": {"price_usd_hour_before": round(self.price_before, 6),
-                            "price_usd_hour_after": round(self.price_after, 6)},
+                "summary": {"price_usd_hour_before": round(float(self.price_before), 6),
+                            "price_usd_hour_after": round(float(self.price_after), 6)},
                 "assumptions": list(self.assumptions)}
 
 

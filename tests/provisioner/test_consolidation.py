@@ -447,3 +447,50 @@ def test_candidate_pods_do_not_move_onto_nodes_inside_consolidate_after():
     busy = run(*objs, nodeclaim("fresh-claim", "fresh", consolidatable=False), pools=[pool(after="5m")])
     assert [(a.kind, a.nodes) for a in busy.actions] == [("replace", ["big"])]  # a new node instead
     assert "consolidateAfter (5m)" in why(busy)["fresh"]
+
+
+_EXAMPLE = None
+
+
+def _example_objects():
+    global _EXAMPLE
+    if _EXAMPLE is None:
+        from provisioner.manifests import read_paths
+        objects, _ = read_paths([str(PROJECT_DIR / "examples" / "snapshots" / "small-cluster.yaml")])
+        _EXAMPLE = [item for o in objects for item in (o["items"] if o.get("kind") == "List" else [o])]
+    return _EXAMPLE
+
+
+_JUNK = st.one_of(st.none(), st.integers(-3, 3), st.text(max_size=4), st.lists(st.integers(), max_size=2),
+                  st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2), st.booleans())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_any_damaged_snapshot_gives_an_answer_or_an_input_error(data):
+    """House rule: no input produces a traceback. Objects of the example are dropped or have a
+    field replaced by junk; the result is an answer or an InputError, nothing else."""
+    import copy
+
+    from provisioner.disruption.consolidation import consolidate
+    from provisioner.disruption.snapshot import load_snapshot
+    from provisioner.errors import InputError
+    objs = copy.deepcopy(_example_objects())
+    keep = data.draw(st.lists(st.booleans(), min_size=len(objs), max_size=len(objs)))
+    objs = [o for o, k in zip(objs, keep) if k]
+    for _ in range(data.draw(st.integers(0, 3))):
+        if not objs:
+            break
+        target = data.draw(st.sampled_from(objs))
+        path = data.draw(st.sampled_from([("metadata", "labels"), ("metadata", "annotations"), ("spec", "disruption"),
+                                          ("spec", "nodeName"), ("status", "allocatable"), ("status", "conditions"),
+                                          ("spec", "selector"), ("status", "disruptionsAllowed"), ("spec", "priority"),
+                                          ("metadata", "ownerReferences"), ("spec", "tolerations")]))
+        parent = target.setdefault(path[0], {}) if isinstance(target.get(path[0], {}), dict) else None
+        if parent is not None:
+            parent[path[1]] = data.draw(_JUNK)
+    try:
+        result = consolidate(load_snapshot(objs))
+    except InputError:
+        return
+    assert isinstance(result.to_dict()["summary"]["price_usd_hour_before"], float)
