@@ -39,9 +39,10 @@ def _catalog_changed(metrics: Metrics, choice) -> None:
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "serve", help="run in the cluster: explain Pending pods (Events) and price the pending plan (metrics)",
-        description="Watch pods, nodes, DaemonSets, NodePools, NodeClaims and EC2NodeClasses; plan every batch "
-                    "of Unschedulable pods with the simulator; record an Event on each pod no NodePool can ever "
-                    "schedule; serve /metrics, /healthz and /readyz.")
+        description="Watch pods, nodes, DaemonSets, NodePools, NodeClaims, EC2NodeClasses and "
+                    "PodDisruptionBudgets; plan every batch of Unschedulable pods with the simulator; record an "
+                    "Event on each pod no NodePool can ever schedule; export what consolidation would do now; "
+                    "serve /metrics, /healthz and /readyz.")
     parser.add_argument("--mode", choices=("advisor", "metrics-only"), default=os.environ.get("PROVISIONER_MODE", "advisor"),
                         help="advisor records Events; metrics-only writes nothing to the cluster (default advisor)")
     parser.add_argument("--listen", default="0.0.0.0", help="address of the HTTP server (default 0.0.0.0)")

@@ -147,9 +147,11 @@ def new_candidate(node: NodeInfo, snap: Snapshot, limits: Limits, pool_types: di
 def _consolidatable(c: Candidate) -> str | None:
     """The NodeClaim's Consolidatable condition: set once consolidateAfter has passed since the
     last pod event. Read from the snapshot's NodeClaim when present, else assumed true."""
-    if c.node.claim.consolidatable is False:
+    claim = c.node.claim
+    if claim.consolidatable is False:
+        since = f" at {claim.last_pod_event}" if claim.last_pod_event else ""
         return (f"consolidateAfter ({c.spec.consolidate_after_text}) of NodePool {c.pool!r} has not passed since the "
-                "node's last pod event (NodeClaim condition Consolidatable is False)")
+                f"node's last pod event{since} (its NodeClaim {claim.name} has no Consolidatable=True condition)")
     return None
 
 

@@ -36,8 +36,8 @@ class Action:
         r = self.replacement
         return {"kind": self.kind, "reason": self.reason, "nodes": list(self.nodes),
                 "replacement": None if r is None else {"instance_type": r.instance_type, "capacity_type": r.capacity_type,
-                                                       "zone": r.zone, "price_usd_hour": round(r.price, 6)},
-                "savings_usd_hour": round(self.savings, 6)}
+                                                       "zone": r.zone, "price_usd_hour": round(float(r.price), 6)},
+                "savings_usd_hour": round(float(self.savings), 6)}
 
 
 @dataclass
@@ -56,8 +56,8 @@ class ConsolidationResult:
         """Exactly the documented `-o json` shape (plus `assumptions`)."""
         return {"actions": [a.to_dict() for a in self.actions],
                 "blocked": [{"node": n, "why": w} for n, w in self.blocked],
-                "summary": {"price_usd_hour_before": round(self.price_before, 6),
-                            "price_usd_hour_after": round(self.price_after, 6)},
+                "summary": {"price_usd_hour_before": round(float(self.price_before), 6),
+                            "price_usd_hour_after": round(float(self.price_after), 6)},
                 "assumptions": list(self.assumptions)}
 
 
@@ -158,7 +158,7 @@ class _Pass:
         claim = sim.nodeclaims[0]
         pool = self.pool_models[claim.nodepool]
         types = [self.pool_types[claim.nodepool][name] for name in claim.instance_type_options]
-        pods = [p for p in self.simulator.models.values() if p.name in set(claim.pods)]
+        pods = [self.simulator.pod_models[name] for name in claim.pods if name in self.simulator.pod_models]
         reqs = claim_requirements(pool, pods)
         price = sum(c.price for c in cands)
         all_spot = all(c.capacity_type == L.CAPACITY_TYPE_SPOT for c in cands)
@@ -343,9 +343,9 @@ def assumptions(snap, now=None, spot_to_spot=None, gate=False) -> list:
     if any(n.claim.synthesized for n in claims):
         out.append("the snapshot has no NodeClaims: every node with a karpenter.sh/nodepool label is taken as "
                    "Karpenter-managed by a NodeClaim that is not being deleted")
-    if any(n.claim.consolidatable is None for n in claims):
-        out.append("consolidateAfter: nodes whose NodeClaim has no Consolidatable condition in the snapshot are taken "
-                   "as past their NodePool's consolidateAfter since their last pod event")
+    if any(n.claim.synthesized for n in claims):
+        out.append("consolidateAfter: nodes without a NodeClaim in the snapshot are taken as past their NodePool's "
+                   "consolidateAfter since their last pod event (the NodeClaim's Consolidatable condition says)")
     out.append("time: the candidates are taken as still valid after Karpenter's 15 s validation wait, and no node "
                "is nominated for a pending pod")
     if any(b.schedule for spec in snap.pools.values() for b in spec.budgets):

@@ -3,11 +3,12 @@ core: the candidates' pods, with the pending pods and those of nodes already bei
 scheduled on the remaining nodes first and on new NodeClaims otherwise."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import labels as L
 from ..api import plan_pools
 from ..models import Inputs, Pod
+from ..scheduling.requirements import Requirement, Requirements
 from .pdb import Limits
 
 
@@ -30,6 +31,7 @@ class Simulator:
     def __init__(self, snap, pools, notes, limits: Limits):
         self.snap, self.pools, self.notes, self.limits = snap, pools, list(notes), limits
         self.models = {p.name: p for p in snap.inputs.bound_pods}
+        self.pod_models = {**{p.name: p for p in snap.inputs.pods}, **self.models}  # pending and bound
         self.info_by_node: dict = {}
         for info in snap.pods:
             if info.node_name:
@@ -37,22 +39,52 @@ class Simulator:
         self.deleting = {n.name for n in snap.nodes if marked_for_deletion(n)}
         self.initialized = {n.name for n in snap.nodes
                             if n.claim is None or n.labels.get(L.INITIALIZED) == "true"}
+        self._copies: dict = {}
+        self.under_consolidate_after = self._under_consolidate_after(snap)
 
-    def _movable(self, node_names) -> list:
-        """The currently reschedulable pods of these nodes, unbound (CurrentlyReschedulablePods)."""
+    def _movable(self, node_names, avoid: frozenset = frozenset()) -> list:
+        """The currently reschedulable pods of these nodes, unbound (CurrentlyReschedulablePods),
+        kept off the nodes in `avoid`."""
         out = []
         for name in sorted(node_names):
             for info in self.info_by_node.get(name, []):
                 model = self.models.get(info.name)
                 if model is not None and self.limits.is_currently_reschedulable(info):
-                    out.append(Pod(model.name, model.spec))
+                    out.append(Pod(model.name, self._avoiding(model.spec, avoid)))
         return out
+
+    def _avoiding(self, spec, hostnames: frozenset):
+        """`spec` with a required node affinity excluding these hostnames (one copy per spec, so
+        replicas stay grouped)."""
+        if not hostnames:
+            return spec
+        key = (id(spec), hostnames)
+        if key not in self._copies:
+            away = Requirement.of(L.HOSTNAME, "NotIn", sorted(hostnames))
+            terms = spec.required_terms or (Requirements(),)
+            self._copies[key] = replace(spec, required_terms=tuple(t.merged(Requirements([away])) for t in terms),
+                                        key=(spec.key, "not-on", tuple(sorted(hostnames))))
+        return self._copies[key]
+
+    def _under_consolidate_after(self, snap) -> frozenset:
+        """Nodes whose NodeClaim is still inside its NodePool's consolidateAfter (no Consolidatable
+        condition while initialized, consolidation enabled and consolidateAfter > 0): the scheduler
+        puts no candidate's pod there (scheduler.go isUnderConsolidateAfter; pending pods and pods of
+        deleting nodes may go)."""
+        out = set()
+        for node in snap.nodes:
+            claim, pool = node.claim, snap.pools.get(node.labels.get(L.NODEPOOL, ""))
+            if (claim is None or claim.synthesized or pool is None or not pool.consolidate_after
+                    or node.labels.get(L.INITIALIZED) != "true" or claim.consolidatable):
+                continue
+            out.add(node.labels.get(L.HOSTNAME, node.name))
+        return frozenset(out)
 
     def run(self, candidates) -> Simulation:
         names = {c.name for c in candidates}
         gone = names | self.deleting
         base = self.snap.inputs
-        moved = self._movable(names)
+        moved = self._movable(names, self.under_consolidate_after)
         from_deleting = self._movable(self.deleting - names)
         inputs = Inputs(nodepools=base.nodepools, nodeclasses=base.nodeclasses,
                         pods=list(base.pods) + moved + from_deleting,

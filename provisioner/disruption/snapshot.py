@@ -79,7 +79,10 @@ class NodeClaimInfo:
     name: str
     deleting: bool = False
     terminating: bool = False  # condition InstanceTerminating=True
-    consolidatable: bool | None = None  # condition Consolidatable; None when absent
+    # Condition Consolidatable is True; the controller clears it (it is absent) while
+    # consolidateAfter runs (pkg/controllers/nodeclaim/disruption/consolidation.go). None: unknown.
+    consolidatable: bool | None = None
+    last_pod_event: str | None = None  # status.lastPodEventTime
     synthesized: bool = False  # no NodeClaim in the snapshot: taken from the Node
 
 
@@ -263,12 +266,12 @@ def load_nodeclaim(obj: dict, ctx: Ctx) -> tuple[NodeClaimInfo, str | None, str 
     meta = _meta(obj, ctx)
     status = ctx.mapping(obj.get("status"), "status")
     conditions = _conditions(ctx, status)
-    consolidatable = conditions.get("Consolidatable")
     info = NodeClaimInfo(
         name=ctx.string(meta.get("name"), "metadata.name"),
         deleting=meta.get("deletionTimestamp") is not None,
         terminating=conditions.get("InstanceTerminating") == "True",
-        consolidatable=None if consolidatable is None else consolidatable == "True")
+        consolidatable=conditions.get("Consolidatable") == "True",
+        last_pod_event=ctx.string(status.get("lastPodEventTime"), "status.lastPodEventTime") or None)
     return (info, ctx.string(status.get("nodeName"), "status.nodeName") or None,
             ctx.string(status.get("providerID"), "status.providerID") or None)
 

@@ -67,8 +67,10 @@ def nodeclaim(name, node, consolidatable=True, deleting=False):
     meta = {"name": name}
     if deleting:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    conditions = [] if consolidatable is None else [
-        {"type": "Consolidatable", "status": "True" if consolidatable else "False"}]
+    # While consolidateAfter runs, Karpenter clears the condition rather than setting it False.
+    conditions = [{"type": "Initialized", "status": "True"}]
+    if consolidatable:
+        conditions.append({"type": "Consolidatable", "status": "True"})
     return {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": meta,
             "status": {"nodeName": node, "conditions": conditions}}
 

@@ -162,12 +162,17 @@ def test_consolidate_after_never_disables_consolidation():
     assert r.actions == [] and "consolidateAfter: Never" in why(r)["e"]
 
 
-def test_consolidatable_condition_false_waits_for_consolidate_after():
+def test_node_without_consolidatable_condition_waits_for_consolidate_after():
     """emptiness.go ShouldDisrupt and pkg/controllers/nodeclaim/disruption/consolidation.go: the
-    NodeClaim's Consolidatable condition is set only once consolidateAfter has passed."""
-    r = run(knode("e"), nodeclaim("e-claim", "e", consolidatable=False), pools=[pool(after="10m")])
-    assert r.actions == [] and "consolidateAfter (10m)" in why(r)["e"]
-    assert not any("no Consolidatable condition" in a for a in r.assumptions)
+    NodeClaim's Consolidatable condition is set only once consolidateAfter has passed since the
+    last pod event (it is cleared, not set False, before)."""
+    claim = nodeclaim("e-claim", "e", consolidatable=False)
+    claim["status"]["lastPodEventTime"] = "2026-11-23T20:00:00Z"
+    r = run(knode("e"), claim, pools=[pool(after="10m")])
+    assert r.actions == []
+    assert why(r)["e"] == ("consolidateAfter (10m) of NodePool 'default' has not passed since the node's last pod "
+                           "event at 2026-11-23T20:00:00Z (its NodeClaim e-claim has no Consolidatable=True condition)")
+    assert not any(a.startswith("consolidateAfter") for a in r.assumptions)
 
 
 def test_static_nodepool_is_never_consolidated():
@@ -420,3 +425,72 @@ def test_cli_bad_schedule_exits_2(tmp_path):
                    "  disruption: {budgets: [{nodes: '0', schedule: '0 25 * * *', duration: 1h}]}\n")
     out = _cli("-f", str(bad))
     assert out.returncode == 2 and "spec.disruption.budgets[0].schedule: invalid cron" in out.stderr
+
+
+def test_bench_prints_a_row_per_cluster_size(capsys):
+    """`python -m provisioner.disruption.bench N`: the figures BENCHMARKS.md records."""
+    from provisioner.disruption.bench import main
+    assert main(["4"]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    assert header.split()[:4] == ["fill", "nodes", "pods", "seconds"]
+    assert [r.split()[:2] for r in rows] == [["33%", "4"], ["90%", "4"]]
+
+
+def test_candidate_pods_do_not_move_onto_nodes_inside_consolidate_after():
+    """pkg/controllers/provisioning/scheduling/scheduler.go (isUnderConsolidateAfter, enforced for
+    consolidation simulations): a node whose NodeClaim is not yet Consolidatable takes no pod of a
+    candidate, so the candidate cannot be deleted onto it."""
+    objs = [knode("big", "m.2xlarge"), knode("fresh", "m.xlarge"), bound("web-0", "big", cpu="1"),
+            bound("web-1", "fresh", cpu="1"), nodeclaim("big-claim", "big")]
+    settled = run(*objs, nodeclaim("fresh-claim", "fresh"), pools=[pool(after="5m")])
+    assert acted(settled) == [("delete", "underutilized", ["big"])]
+    busy = run(*objs, nodeclaim("fresh-claim", "fresh", consolidatable=False), pools=[pool(after="5m")])
+    assert [(a.kind, a.nodes) for a in busy.actions] == [("replace", ["big"])]  # a new node instead
+    assert "consolidateAfter (5m)" in why(busy)["fresh"]
+
+
+_EXAMPLE = None
+
+
+def _example_objects():
+    global _EXAMPLE
+    if _EXAMPLE is None:
+        from provisioner.manifests import read_paths
+        objects, _ = read_paths([str(PROJECT_DIR / "examples" / "snapshots" / "small-cluster.yaml")])
+        _EXAMPLE = [item for o in objects for item in (o["items"] if o.get("kind") == "List" else [o])]
+    return _EXAMPLE
+
+
+_JUNK = st.one_of(st.none(), st.integers(-3, 3), st.text(max_size=4), st.lists(st.integers(), max_size=2),
+                  st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2), st.booleans())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_any_damaged_snapshot_gives_an_answer_or_an_input_error(data):
+    """House rule: no input produces a traceback. Objects of the example are dropped or have a
+    field replaced by junk; the result is an answer or an InputError, nothing else."""
+    import copy
+
+    from provisioner.disruption.consolidation import consolidate
+    from provisioner.disruption.snapshot import load_snapshot
+    from provisioner.errors import InputError
+    objs = copy.deepcopy(_example_objects())
+    keep = data.draw(st.lists(st.booleans(), min_size=len(objs), max_size=len(objs)))
+    objs = [o for o, k in zip(objs, keep) if k]
+    for _ in range(data.draw(st.integers(0, 3))):
+        if not objs:
+            break
+        target = data.draw(st.sampled_from(objs))
+        path = data.draw(st.sampled_from([("metadata", "labels"), ("metadata", "annotations"), ("spec", "disruption"),
+                                          ("spec", "nodeName"), ("status", "allocatable"), ("status", "conditions"),
+                                          ("spec", "selector"), ("status", "disruptionsAllowed"), ("spec", "priority"),
+                                          ("metadata", "ownerReferences"), ("spec", "tolerations")]))
+        parent = target.setdefault(path[0], {}) if isinstance(target.get(path[0], {}), dict) else None
+        if parent is not None:
+            parent[path[1]] = data.draw(_JUNK)
+    try:
+        result = consolidate(load_snapshot(objs))
+    except InputError:
+        return
+    assert isinstance(result.to_dict()["summary"]["price_usd_hour_before"], float)
