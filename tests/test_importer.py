@@ -235,3 +235,38 @@ def test_missing_input_and_bad_team_name_exit_2(tmp_path):
     assert importer("--team", "web", "--out", str(tmp_path), str(tmp_path / "nope.yaml"))[0] == 2
     code, _, err = importer("--team", "Web_Team", "--out", str(tmp_path), str(EVERY_FIELD))
     assert code == 2 and "--team" in err
+
+
+def test_the_program_renders_an_imported_team_with_its_overlay_end_to_end(tmp_path, validator):
+    """The real __main__.py under the mock monitor, for a project made of the imported files (plus a
+    team NodeOverlay): every original field in the declared objects, the nodeOverlay gate on."""
+    import shutil
+
+    from offline.render import render_stack
+    from tests.harness import PROJECT_DIR
+
+    out = tmp_path / "out"
+    assert importer("--team", "payments", "--out", str(out), str(EVERY_FIELD))[0] == 0
+    team = yaml.safe_load((out / "teams" / "payments.yaml").read_text())
+    team["nodeOverlays"] = [{"name": "efa", "capacity": {"vpc.amazonaws.com/efa": "1"},
+                             "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In",
+                                               "values": ["p5"]}]}]
+    settings = {**MINIMAL_SETTINGS, "nodeClasses": yaml.safe_load((out / "nodeclasses.yaml").read_text()),
+                "teams": ["payments"]}
+    project = write_project(tmp_path / "project", settings, {"payments": team})
+    shutil.copy(PROJECT_DIR / "__main__.py", project / "__main__.py")
+    capture = render_stack(project, "test")
+    declared = {(r.inputs.get("kind"), r.inputs["metadata"]["name"]): r.inputs for r in capture.resources
+                if str(r.inputs.get("apiVersion", "")).startswith("karpenter.")}
+    for obj in objects(EVERY_FIELD):
+        name = obj["metadata"]["name"]
+        rendered = declared[(obj["kind"], f"payments-{name}" if obj["kind"] == "NodePool" else name)]
+        managed = ("role", "subnetSelectorTerms", "securityGroupSelectorTerms") if obj["kind"] == "EC2NodeClass" else ()
+        assert spec_differences(obj["spec"], rendered["spec"], managed=managed) == []
+    overlay = declared[("NodeOverlay", "payments-efa")]
+    assert overlay["spec"]["requirements"][-1] == {"key": "karpenter.sh/nodepool", "operator": "In",
+                                                   "values": ["payments-everything", "payments-static",
+                                                              "payments-underused"]}
+    assert [str(v) for m in declared.values() for v in validator.validate(m)] == []
+    (controller,) = [r for r in capture.resources if r.name == "karpenter-controller"]
+    assert controller.inputs["values"]["settings"]["featureGates"]["nodeOverlay"] is True
