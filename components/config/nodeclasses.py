@@ -181,7 +181,9 @@ class NodeClass(Model):
     """Permit `@latest`: nodes then change AMI without a config change."""
     role: str | None = None
     """IAM role of the nodes; the stack's node role (with its access entry) when unset. Another
-    role needs its own access entry (policy nodeclass-role-has-access-entry)."""
+    role needs its own access entry (policy nodeclass-role-has-access-entry), and the controller may
+    only pass the stack's node role (iam-passrole-node-role-only), so Karpenter cannot launch with
+    it until both are granted outside this stack."""
     instance_profile: str | None = Field(default=None, min_length=1)
     """An existing instance profile instead of a role (exclusive with `role`); the stack's node role
     then is not used and the profile's role needs an access entry (flagged by the policy pack)."""
