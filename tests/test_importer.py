@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from components.config import load_platform
 from components.config.importer import run
@@ -270,3 +272,38 @@ def test_the_program_renders_an_imported_team_with_its_overlay_end_to_end(tmp_pa
     assert [str(v) for m in declared.values() for v in validator.validate(m)] == []
     (controller,) = [r for r in capture.resources if r.name == "karpenter-controller"]
     assert controller.inputs["values"]["settings"]["featureGates"]["nodeOverlay"] is True
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from(["", "x", "In", "spot", "1Gi"]))
+_KEYS = st.sampled_from(["apiVersion", "kind", "metadata", "name", "spec", "template", "requirements", "nodeClassRef",
+                         "amiSelectorTerms", "alias", "role", "limits", "disruption", "items", "blockDeviceMappings"])
+_TREES = st.recursive(_SCALARS, lambda children: st.one_of(st.lists(children, max_size=3),
+                                                           st.dictionaries(_KEYS, children, max_size=4)), max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=_TREES, kind=st.sampled_from(["NodePool", "EC2NodeClass", "List", "ConfigMap"]),
+       spec=_TREES)
+def test_no_input_makes_the_importer_crash(body, kind, spec):
+    """Whatever the documents hold, the importer answers with errors, notes or files, never a traceback."""
+    documents = [body, {"apiVersion": "karpenter.sh/v1" if kind == "NodePool" else "karpenter.k8s.aws/v1",
+                        "kind": kind, "metadata": {"name": "x"}, "spec": spec, "items": [body]}]
+    result = import_documents([Document("f.yaml", f"document {i + 1}", d) for i, d in enumerate(documents)], "web")
+    assert result.errors or result.team is not None
+
+
+@settings(max_examples=150, deadline=None)
+@given(requirements=_TREES, disruption=_TREES, labels=_TREES, terms=_TREES, devices=_TREES)
+def test_no_nearly_valid_object_makes_the_importer_crash(requirements, disruption, labels, terms, devices):
+    pool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"},
+            "spec": {"template": {"metadata": {"labels": labels}, "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "c"},
+                "requirements": requirements}}, "disruption": disruption}}
+    node_class = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "c"},
+                  "spec": {"role": "r", "amiSelectorTerms": terms, "blockDeviceMappings": devices}}
+    docs = [Document("f.yaml", "document 1", pool), Document("f.yaml", "document 2", node_class)]
+    result = import_documents(docs, "web")
+    if not result.errors:
+        from components.config.imports import roundtrip
+
+        assert roundtrip(docs, result, "web") == []

@@ -110,6 +110,8 @@ def nodepool_entry(document: Document, team: str, result: ImportResult) -> dict[
     _unexpected(document, spec, ("template", *_SPEC_KEYS), "spec", errors)
     template = spec.get("template") or {}
     _unexpected(document, template, ("metadata", "spec"), "spec.template", errors)
+    if not isinstance(template, dict):
+        return None
     template_metadata = template.get("metadata") or {}
     template_spec = template.get("spec") or {}
     _unexpected(document, template_metadata, ("labels", "annotations"), "spec.template.metadata", errors)
@@ -146,9 +148,10 @@ def nodepool_entry(document: Document, team: str, result: ImportResult) -> dict[
         entry["limits"] = dict(IMPORT_LIMITS)
         result.changes.append(f"{document.file}: {document.at('spec.limits')}: none in the original; added "
                               f"{IMPORT_LIMITS} (every dynamic NodePool here has limits; adjust them)")
-    if "disruption" not in spec or "consolidateAfter" not in (spec.get("disruption") or {}):
+    disruption = spec.get("disruption")
+    if disruption is None or (isinstance(disruption, dict) and "consolidateAfter" not in disruption):
         # Same as the CRD's default, written so that the team file says what runs.
-        entry.setdefault("disruption", {})["consolidateAfter"] = "0s"
+        entry["disruption"] = {**(disruption or {}), "consolidateAfter": "0s"}
     return entry
 
 
@@ -340,6 +343,8 @@ _MISSING = object()
 
 
 def _same(original: Any, rendered: Any) -> bool:
+    if original is None:
+        return True  # null is no value (the API server drops it)
     if original == rendered and type(original) is type(rendered):
         return True
     if isinstance(original, (int, float)) and not isinstance(original, bool) and isinstance(rendered, str):
