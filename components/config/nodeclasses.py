@@ -170,7 +170,9 @@ class NodeClass(Model):
 
     ami_alias: str | None = None
     """AMI alias, pinned (`al2023@v20251117`, the default when neither this nor `amiSelectorTerms`
-    is set). `@latest` only with `allowLatestAmi` (flagged). Shorthand for `amiSelectorTerms: [{alias: ...}]`."""
+    is set). `@latest` only with `allowLatestAmi` (flagged). Shorthand for `amiSelectorTerms: [{alias: ...}]`.
+    Families: al2023, bottlerocket, windows2019/2022/2025 (`@latest` only), and al2, which EKS no
+    longer publishes for Kubernetes 1.33 and later (Karpenter then finds no AMI)."""
     ami_selector_terms: list[AmiSelectorTerm] | None = Field(default=None, min_length=1, max_length=30)
     """AMI selection as in the EC2NodeClass (alias, id, name, owner, tags, ssmParameter); instead of `amiAlias`.
     Selection by name, tags or SSM parameter floats (policy nodeclass-ami-pinned outside dev)."""
