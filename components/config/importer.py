@@ -105,11 +105,12 @@ def run(argv: Sequence[str] | None = None, out=sys.stdout, err=sys.stderr) -> in
             print(f"error: {issue}", file=err)
         print(f"{len(issues)} error(s); nothing written", file=err)
         return EXIT_INVALID
-    losses = result.losses + [f"{line} (not reproduced by the render)" for line in roundtrip(docs, result, args.team)]
+    rendered = roundtrip(docs, result, args.team)
+    losses = result.losses + [f"{line} (not reproduced by the render)" for line in rendered.losses]
     written = write(result, args.team, Path(args.out), args.paths)
     print(f"Imported {len(result.imported)} object(s): {', '.join(result.imported)}", file=out)
     print(f"Wrote {', '.join(str(p) for p in written)}", file=out)
-    for line in result.changes:
+    for line in result.changes + rendered.additions:
         print(f"changed: {line}", file=out)
     for line in result.notes:
         print(f"note: {line}", file=out)

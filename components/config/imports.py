@@ -366,29 +366,49 @@ def spec_differences(original: dict[str, Any], rendered: dict[str, Any], *, mana
     return found
 
 
-def roundtrip(docs: Iterable[Document], result: ImportResult, team_name: str) -> list[str]:
-    """Render the imported config the way the stack will, and list every field of an original spec
-    it does not reproduce (empty when the import is faithful)."""
+def spec_additions(original: dict[str, Any], rendered: dict[str, Any], *, managed: Iterable[str] = ()) -> list[str]:
+    """Leaves `rendered` has where `original` has none (the platform's additions, explicit defaults)."""
+    managed = set(managed)
+    return [f"{format_path(path, 'spec')}={value!r}" for path, value in leaves(rendered)
+            if not (path and path[0] in managed) and _lookup(original, path) is _MISSING]
+
+
+@dataclass
+class Roundtrip:
+    losses: list[str] = field(default_factory=list)
+    """Fields of an original spec the render does not reproduce (empty when the import is faithful)."""
+    additions: list[str] = field(default_factory=list)
+    """Per object, what the render writes that the original did not (defaults made explicit, the
+    platform's labels and tags)."""
+
+
+def roundtrip(docs: Iterable[Document], result: ImportResult, team_name: str) -> Roundtrip:
+    """Render the imported config the way the stack will (the stack's own role and selectors aside)
+    and compare it with every original spec."""
     from ..nodeclasses import nodeclass_manifest
     from ..nodepools import nodepool_manifest
 
+    found = Roundtrip()
     if result.team is None:
-        return []
+        return found
     team = Team.model_validate(result.team)
     by_name = {f"{team.name}-{pool.name}": pool for pool in team.node_pools}
-    problems = []
     for document in docs:
         body = document.body if isinstance(document.body, dict) else {}
         name = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
+        managed: tuple[str, ...] = ()
         if body.get("kind") == "NodePool" and body.get("apiVersion") == NODEPOOL_API:
             pool = by_name.get(name if str(name).startswith(f"{team_name}-") else f"{team_name}-{name}")
             rendered = nodepool_manifest(team, pool)["spec"] if pool else {}
-            differences = spec_differences(body.get("spec") or {}, rendered)
         elif body.get("kind") == "EC2NodeClass" and body.get("apiVersion") == NODECLASS_API and name in result.node_classes:
             node_class = NodeClass.model_validate(result.node_classes[name])
             rendered = nodeclass_manifest(name, node_class, cluster_name="cluster", role="node-role")["spec"]
-            differences = spec_differences(body.get("spec") or {}, rendered, managed=MANAGED_NODECLASS_KEYS)
+            managed = MANAGED_NODECLASS_KEYS
         else:
             continue
-        problems += [f"{document.file}: {document.at(d)}" for d in differences]
-    return problems
+        original = body.get("spec") or {}
+        found.losses += [f"{document.file}: {document.at(d)}" for d in spec_differences(original, rendered, managed=managed)]
+        added = spec_additions(original, rendered, managed=managed)
+        if added:
+            found.additions.append(f"{document.file}: {document.where}: the render adds {', '.join(added)}")
+    return found
