@@ -21,7 +21,8 @@ from typing import Sequence
 import yaml
 
 from .errors import ConfigIssue
-from .imports import Document, ImportResult, documents, import_documents, roundtrip
+from .imports import Document, ImportResult, documents, import_documents
+from .roundtrip import roundtrip
 from .kube import check_dns_label
 from .loader import _UniqueKeyLoader  # the loader's YAML rules (duplicate keys refused) apply here too
 
