@@ -86,10 +86,18 @@ def _accepted_values(annotation: Any) -> set[str]:
     return values
 
 
-def test_the_pinned_crds_have_the_fields_the_issue_counted():
-    """Issue 11 counted 96 leaf fields and 55 enum values in the served specs; a changed pin shows here."""
-    leaves = all_leaves()
-    assert (len(leaves), sum(len(leaf.enum) for leaf in leaves)) == (96, 55)
+def test_the_derived_list_holds_the_fields_issue_11_found_missing():
+    """The derivation itself: the served specs' leaves include what issue 11 measured as missing
+    (96 leaves and 55 enum values at v1.14.1)."""
+    found = {str(leaf): leaf for leaf in all_leaves()}
+    for name in ("NodePool spec.replicas", "NodePool spec.limits", "EC2NodeClass spec.userData",
+                 "EC2NodeClass spec.kubelet.podsPerCore", "EC2NodeClass spec.networkInterfaces[].interfaceType",
+                 "EC2NodeClass spec.capacityReservationSelectorTerms[].instanceMatchCriteria",
+                 "EC2NodeClass spec.placementGroupSelector.id", "NodeOverlay spec.priceAdjustment"):
+        assert name in found
+    assert "Balanced" in found["NodePool spec.disruption.consolidationPolicy"].enum
+    assert {"Gte", "Lte"} <= set(found["NodePool spec.template.spec.requirements[].operator"].enum)
+    assert found["NodePool spec.limits"].type == "map"
 
 
 def test_every_crd_field_is_reachable_from_config():

@@ -9,13 +9,18 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from components.config import ConfigError, load_platform
+from components.config.kube import check_label_value
+from components.config.teams import Team
 from components.karpenter import feature_gates
 from components.nodeclasses import nodeclass_manifest
 from components.nodeoverlays import nodeoverlay_manifests
 from components.nodepools import nodepool_manifest
-from tests.harness import MINIMAL_POOL, MINIMAL_SETTINGS, platform_from, write_project
+from tests.harness import MINIMAL_POOL, MINIMAL_SETTINGS, platform_from, run_component, shared, write_project
 
 
 def pool(**changes):
@@ -193,3 +198,76 @@ def test_team_overlay_is_limited_to_the_teams_pools_and_turns_the_gate_on():
 def test_overlay_rules_of_the_crd_are_config_errors(tmp_path, overlay, message):
     found = errors(tmp_path, team_extra={"nodeOverlays": [{"name": "o", **overlay}]})
     assert any(line.startswith("stacks/teams/web.yaml: ") and message in line for line in found), found
+
+
+def test_overlay_component_declares_each_overlay_after_the_controller():
+    import pulumi
+
+    from components.nodeoverlays import NodeOverlays
+
+    platform = platform_from(teams={"web": {"name": "web", "nodePools": [MINIMAL_POOL], "nodeOverlays": [OVERLAY]}})
+
+    def program():
+        guard = pulumi.CustomResource("test:index:Guard", "controller")
+        NodeOverlays("node-overlays", platform, depends_on=[guard])
+
+    capture = run_component(program)
+    (overlay,) = capture.of_type("kubernetes:karpenter.sh/v1alpha1:NodeOverlay")
+    assert overlay.inputs["metadata"]["name"] == "web-cheap-spot"
+    assert overlay.options["dependsOn"] == [capture.named("controller").urn]
+
+
+# --- config and the CRD agree (property) ------------------------------------------------------
+
+_VALUES = st.lists(st.sampled_from(["4", "0", "-1", "m5", "c7i", "", "a" * 64]), max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(operator=st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]),
+       values=_VALUES, min_values=st.one_of(st.none(), st.integers(min_value=0, max_value=3)))
+def test_a_requirement_config_accepts_is_one_the_nodepool_crd_accepts(crd_validator, operator, values, min_values):
+    """Whatever requirement the team config accepts renders a NodePool the CRD (schema + CEL) accepts;
+    and whatever the CRD refuses, config refuses. Config is stricter only where Kubernetes and
+    Karpenter's runtime are: values with Exists/DoesNotExist, minValues that can never be met."""
+    requirement = {"key": "karpenter.k8s.aws/instance-cpu", "operator": operator, "values": values}
+    if min_values is not None:
+        requirement["minValues"] = min_values
+    try:
+        spec_pool = Team.model_validate({"name": "web", "nodePools": [{**MINIMAL_POOL, "requirements": [requirement]}]})
+    except ValidationError:
+        accepted = False
+    else:
+        accepted = True
+    manifest = nodepool_manifest_for(requirement)
+    crd_ok = not crd_validator.validate(manifest)
+    if accepted:
+        assert crd_ok, crd_validator.validate(manifest)
+        assert nodepool_manifest(spec_pool, spec_pool.node_pools[0])["spec"]["template"]["spec"]["requirements"] == \
+            [{k: v for k, v in requirement.items() if not (k == "values" and not v)}]
+    elif crd_ok:
+        stricter = ((operator in ("Exists", "DoesNotExist") and values) or (operator == "DoesNotExist" and min_values)
+                    or not all(_label_value(v) for v in values))
+        assert stricter, f"config refuses a requirement the CRD accepts: {requirement}"
+
+
+def _label_value(value):
+    try:
+        check_label_value(value)
+    except ValueError:
+        return False
+    return True
+
+
+def nodepool_manifest_for(requirement):
+    """A NodePool carrying `requirement` as written (not through config)."""
+    return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "web-pool"},
+            "spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                            "name": "default"},
+                                           "requirements": [requirement]}}}}
+
+
+@pytest.fixture(scope="module")
+def crd_validator():
+    from components.crds import CrdValidator
+
+    return CrdValidator(shared("reference/karpenter/crds"))

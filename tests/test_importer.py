@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from components.config import load_platform
 from components.config.importer import run
-from components.config.imports import Document, import_documents, spec_differences
+from components.config.imports import Document, import_documents
+from components.config.roundtrip import spec_differences
 from components.crds import CrdValidator
 from components.nodeclasses import nodeclass_manifest
 from components.nodepools import nodepool_manifests
@@ -76,6 +79,10 @@ def test_import_of_every_field_exits_0_and_writes_both_files(tmp_path):
     code, out, err = importer("--team", "payments", "--out", str(tmp_path), str(EVERY_FIELD))
     assert (code, err) == (0, "")
     assert "Every field of the original specs is reproduced by the render" in out
+    # what the platform adds is listed per object, exactly
+    assert ("changed: tests/fixtures/import/every-field.yaml: document 3: items[1]: the render adds "
+            "spec.template.metadata.labels.karpenter-platform.io/team='payments', spec.template.spec.expireAfter='720h', "
+            "spec.disruption.consolidateAfter='0s', spec.disruption.budgets[0].nodes='10%'") in out.replace(str(FIXTURES.parent.parent.parent) + "/", "")
     team = yaml.safe_load((tmp_path / "teams" / "payments.yaml").read_text())
     assert [p["name"] for p in team["nodePools"]] == ["everything", "static", "underused"]
     classes = yaml.safe_load((tmp_path / "nodeclasses.yaml").read_text())
@@ -235,3 +242,73 @@ def test_missing_input_and_bad_team_name_exit_2(tmp_path):
     assert importer("--team", "web", "--out", str(tmp_path), str(tmp_path / "nope.yaml"))[0] == 2
     code, _, err = importer("--team", "Web_Team", "--out", str(tmp_path), str(EVERY_FIELD))
     assert code == 2 and "--team" in err
+
+
+def test_the_program_renders_an_imported_team_with_its_overlay_end_to_end(tmp_path, validator):
+    """The real __main__.py under the mock monitor, for a project made of the imported files (plus a
+    team NodeOverlay): every original field in the declared objects, the nodeOverlay gate on."""
+    import shutil
+
+    from offline.render import render_stack
+    from tests.harness import PROJECT_DIR
+
+    out = tmp_path / "out"
+    assert importer("--team", "payments", "--out", str(out), str(EVERY_FIELD))[0] == 0
+    team = yaml.safe_load((out / "teams" / "payments.yaml").read_text())
+    team["nodeOverlays"] = [{"name": "efa", "capacity": {"vpc.amazonaws.com/efa": "1"},
+                             "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In",
+                                               "values": ["p5"]}]}]
+    settings = {**MINIMAL_SETTINGS, "nodeClasses": yaml.safe_load((out / "nodeclasses.yaml").read_text()),
+                "teams": ["payments"]}
+    project = write_project(tmp_path / "project", settings, {"payments": team})
+    shutil.copy(PROJECT_DIR / "__main__.py", project / "__main__.py")
+    capture = render_stack(project, "test")
+    declared = {(r.inputs.get("kind"), r.inputs["metadata"]["name"]): r.inputs for r in capture.resources
+                if str(r.inputs.get("apiVersion", "")).startswith("karpenter.")}
+    for obj in objects(EVERY_FIELD):
+        name = obj["metadata"]["name"]
+        rendered = declared[(obj["kind"], f"payments-{name}" if obj["kind"] == "NodePool" else name)]
+        managed = ("role", "subnetSelectorTerms", "securityGroupSelectorTerms") if obj["kind"] == "EC2NodeClass" else ()
+        assert spec_differences(obj["spec"], rendered["spec"], managed=managed) == []
+    overlay = declared[("NodeOverlay", "payments-efa")]
+    assert overlay["spec"]["requirements"][-1] == {"key": "karpenter.sh/nodepool", "operator": "In",
+                                                   "values": ["payments-everything", "payments-static",
+                                                              "payments-underused"]}
+    assert [str(v) for m in declared.values() for v in validator.validate(m)] == []
+    (controller,) = [r for r in capture.resources if r.name == "karpenter-controller"]
+    assert controller.inputs["values"]["settings"]["featureGates"]["nodeOverlay"] is True
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from(["", "x", "In", "spot", "1Gi"]))
+_KEYS = st.sampled_from(["apiVersion", "kind", "metadata", "name", "spec", "template", "requirements", "nodeClassRef",
+                         "amiSelectorTerms", "alias", "role", "limits", "disruption", "items", "blockDeviceMappings"])
+_TREES = st.recursive(_SCALARS, lambda children: st.one_of(st.lists(children, max_size=3),
+                                                           st.dictionaries(_KEYS, children, max_size=4)), max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=_TREES, kind=st.sampled_from(["NodePool", "EC2NodeClass", "List", "ConfigMap"]),
+       spec=_TREES)
+def test_no_input_makes_the_importer_crash(body, kind, spec):
+    """Whatever the documents hold, the importer answers with errors, notes or files, never a traceback."""
+    documents = [body, {"apiVersion": "karpenter.sh/v1" if kind == "NodePool" else "karpenter.k8s.aws/v1",
+                        "kind": kind, "metadata": {"name": "x"}, "spec": spec, "items": [body]}]
+    result = import_documents([Document("f.yaml", f"document {i + 1}", d) for i, d in enumerate(documents)], "web")
+    assert result.errors or result.team is not None
+
+
+@settings(max_examples=150, deadline=None)
+@given(requirements=_TREES, disruption=_TREES, labels=_TREES, terms=_TREES, devices=_TREES)
+def test_no_nearly_valid_object_makes_the_importer_crash(requirements, disruption, labels, terms, devices):
+    pool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"},
+            "spec": {"template": {"metadata": {"labels": labels}, "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "c"},
+                "requirements": requirements}}, "disruption": disruption}}
+    node_class = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "c"},
+                  "spec": {"role": "r", "amiSelectorTerms": terms, "blockDeviceMappings": devices}}
+    docs = [Document("f.yaml", "document 1", pool), Document("f.yaml", "document 2", node_class)]
+    result = import_documents(docs, "web")
+    if not result.errors:
+        from components.config.roundtrip import roundtrip
+
+        assert roundtrip(docs, result, "web").losses == []

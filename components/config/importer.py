@@ -23,7 +23,8 @@ import yaml
 from provisioner.safeyaml import UnsafeInput, load_yaml_files  # the one bounded loader (size, depth, aliases, duplicate keys)
 
 from .errors import ConfigIssue
-from .imports import Document, ImportResult, documents, import_documents, roundtrip
+from .imports import Document, ImportResult, documents, import_documents
+from .roundtrip import roundtrip
 from .kube import check_dns_label
 from .loader import issue_from_unsafe
 
@@ -102,11 +103,12 @@ def run(argv: Sequence[str] | None = None, out=sys.stdout, err=sys.stderr) -> in
             print(f"error: {issue}", file=err)
         print(f"{len(issues)} error(s); nothing written", file=err)
         return EXIT_INVALID
-    losses = result.losses + [f"{line} (not reproduced by the render)" for line in roundtrip(docs, result, args.team)]
+    rendered = roundtrip(docs, result, args.team)
+    losses = result.losses + [f"{line} (not reproduced by the render)" for line in rendered.losses]
     written = write(result, args.team, Path(args.out), args.paths)
     print(f"Imported {len(result.imported)} object(s): {', '.join(result.imported)}", file=out)
     print(f"Wrote {', '.join(str(p) for p in written)}", file=out)
-    for line in result.changes:
+    for line in result.changes + rendered.additions:
         print(f"changed: {line}", file=out)
     for line in result.notes:
         print(f"note: {line}", file=out)

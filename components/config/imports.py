@@ -1,7 +1,7 @@
 """The importer's core: Karpenter NodePool and EC2NodeClass objects (karpenter.sh/v1,
 karpenter.k8s.aws/v1) turned into a team file and a `nodeClasses` mapping, with what changed, what
 could not be carried over, and every refusal named by file and key path. No files, no printing:
-`components/config/importer.py` is the shell."""
+`components/config/importer.py` is the shell, `components/config/roundtrip.py` the check."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class ImportResult:
     changes: list[str] = field(default_factory=list)
     """What the platform writes differently (its additions, renames, explicit defaults)."""
     losses: list[str] = field(default_factory=list)
-    """What could not be carried over (not reproduced by the render)."""
+    """What could not be carried over (components.config.roundtrip finds it)."""
     notes: list[str] = field(default_factory=list)
     """Outside the specs: skipped objects, object metadata the platform sets itself."""
     errors: list[ConfigIssue] = field(default_factory=list)
@@ -110,6 +110,8 @@ def nodepool_entry(document: Document, team: str, result: ImportResult) -> dict[
     _unexpected(document, spec, ("template", *_SPEC_KEYS), "spec", errors)
     template = spec.get("template") or {}
     _unexpected(document, template, ("metadata", "spec"), "spec.template", errors)
+    if not isinstance(template, dict):
+        return None
     template_metadata = template.get("metadata") or {}
     template_spec = template.get("spec") or {}
     _unexpected(document, template_metadata, ("labels", "annotations"), "spec.template.metadata", errors)
@@ -146,9 +148,10 @@ def nodepool_entry(document: Document, team: str, result: ImportResult) -> dict[
         entry["limits"] = dict(IMPORT_LIMITS)
         result.changes.append(f"{document.file}: {document.at('spec.limits')}: none in the original; added "
                               f"{IMPORT_LIMITS} (every dynamic NodePool here has limits; adjust them)")
-    if "disruption" not in spec or "consolidateAfter" not in (spec.get("disruption") or {}):
+    disruption = spec.get("disruption")
+    if disruption is None or (isinstance(disruption, dict) and "consolidateAfter" not in disruption):
         # Same as the CRD's default, written so that the team file says what runs.
-        entry.setdefault("disruption", {})["consolidateAfter"] = "0s"
+        entry["disruption"] = {**(disruption or {}), "consolidateAfter": "0s"}
     return entry
 
 
@@ -311,79 +314,3 @@ def _dns_label(name: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def leaves(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    """Every scalar of a nested value with its path (list items by index)."""
-    if isinstance(value, dict):
-        for key, child in value.items():
-            yield from leaves(child, (*path, key))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            yield from leaves(child, (*path, index))
-    else:
-        yield path, value
-
-
-def _lookup(value: Any, path: tuple[Any, ...]) -> Any:
-    for part in path:
-        if isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and isinstance(part, int) and part < len(value):
-            value = value[part]
-        else:
-            return _MISSING
-    return value
-
-
-_MISSING = object()
-
-
-def _same(original: Any, rendered: Any) -> bool:
-    if original == rendered and type(original) is type(rendered):
-        return True
-    if isinstance(original, (int, float)) and not isinstance(original, bool) and isinstance(rendered, str):
-        return str(original) == rendered  # a quantity written as a YAML number
-    return original == "" and rendered is _MISSING  # an empty taint value is no value
-
-
-def spec_differences(original: dict[str, Any], rendered: dict[str, Any], *, managed: Iterable[str] = ()) -> list[str]:
-    """Leaves of `original` (a spec) that `rendered` does not reproduce, keys in `managed` aside."""
-    managed = set(managed)
-    found = []
-    for path, value in leaves(original):
-        if path and path[0] in managed:
-            continue
-        got = _lookup(rendered, path)
-        if not _same(value, got):
-            shown = "absent" if got is _MISSING else repr(got)
-            found.append(f"{format_path(path, 'spec')}: {value!r} renders as {shown}")
-    return found
-
-
-def roundtrip(docs: Iterable[Document], result: ImportResult, team_name: str) -> list[str]:
-    """Render the imported config the way the stack will, and list every field of an original spec
-    it does not reproduce (empty when the import is faithful)."""
-    from ..nodeclasses import nodeclass_manifest
-    from ..nodepools import nodepool_manifest
-
-    if result.team is None:
-        return []
-    team = Team.model_validate(result.team)
-    by_name = {f"{team.name}-{pool.name}": pool for pool in team.node_pools}
-    problems = []
-    for document in docs:
-        body = document.body if isinstance(document.body, dict) else {}
-        name = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
-        if body.get("kind") == "NodePool" and body.get("apiVersion") == NODEPOOL_API:
-            pool = by_name.get(name if str(name).startswith(f"{team_name}-") else f"{team_name}-{name}")
-            rendered = nodepool_manifest(team, pool)["spec"] if pool else {}
-            differences = spec_differences(body.get("spec") or {}, rendered)
-        elif body.get("kind") == "EC2NodeClass" and body.get("apiVersion") == NODECLASS_API and name in result.node_classes:
-            node_class = NodeClass.model_validate(result.node_classes[name])
-            rendered = nodeclass_manifest(name, node_class, cluster_name="cluster", role="node-role")["spec"]
-            differences = spec_differences(body.get("spec") or {}, rendered, managed=MANAGED_NODECLASS_KEYS)
-        else:
-            continue
-        problems += [f"{document.file}: {document.at(d)}" for d in differences]
-    return problems

@@ -202,7 +202,9 @@ class NodeClass(Model):
 
     ami_alias: str | None = None
     """AMI alias, pinned (`al2023@v20251117`, the default when neither this nor `amiSelectorTerms`
-    is set). `@latest` only with `allowLatestAmi` (flagged). Shorthand for `amiSelectorTerms: [{alias: ...}]`."""
+    is set). `@latest` only with `allowLatestAmi` (flagged). Shorthand for `amiSelectorTerms: [{alias: ...}]`.
+    Families: al2023, bottlerocket, windows2019/2022/2025 (`@latest` only), and al2, which EKS no
+    longer publishes for Kubernetes 1.33 and later (Karpenter then finds no AMI)."""
     ami_selector_terms: list[AmiSelectorTerm] | None = Field(default=None, min_length=1, max_length=30)
     """AMI selection as in the EC2NodeClass (alias, id, name, owner, tags, ssmParameter); instead of `amiAlias`.
     Selection by name, tags or SSM parameter floats (policy nodeclass-ami-pinned outside dev)."""
@@ -213,7 +215,9 @@ class NodeClass(Model):
     """Permit `@latest`: nodes then change AMI without a config change."""
     role: str | None = None
     """IAM role of the nodes; the stack's node role (with its access entry) when unset. Another
-    role needs its own access entry (policy nodeclass-role-has-access-entry)."""
+    role needs its own access entry (policy nodeclass-role-has-access-entry), and the controller may
+    only pass the stack's node role (iam-passrole-node-role-only), so Karpenter cannot launch with
+    it until both are granted outside this stack."""
     instance_profile: str | None = Field(default=None, min_length=1)
     """An existing instance profile instead of a role (exclusive with `role`); the stack's node role
     then is not used and the profile's role needs an access entry (flagged by the policy pack)."""
