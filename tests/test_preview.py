@@ -129,7 +129,7 @@ def test_render_preview_command_writes_build_stack_preview_then_runs_the_policy_
                             cwd=PROJECT_DIR, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert "as `pulumi preview` sees it" in result.stdout
-    assert "Policy pack over 54 resources, environment staging" in result.stdout
+    assert "Policy pack over 55 resources, environment staging" in result.stdout
     resources = json.loads((out / "resources.json").read_text())
     assert any(UNKNOWN in json.dumps(r["inputs"]) for r in resources)
     assert json.loads((out / "policy-report.json").read_text()) == []

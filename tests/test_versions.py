@@ -202,7 +202,7 @@ def test_a_clone_without_shared_renders_and_checks_its_custom_resources(tmp_path
     import sys
 
     clone = tmp_path / "clone"
-    for name in ("components", "offline", "stacks"):
+    for name in ("components", "offline", "provisioner", "stacks"):
         shutil.copytree(PROJECT_DIR / name, clone / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(PROJECT_DIR / name, clone / name)
