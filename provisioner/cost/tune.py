@@ -44,7 +44,7 @@ class Plan:
     spend: dict  # nodepool -> $/h in this plan
 
     def to_dict(self) -> dict:
-        return {"price_usd_hour": round(self.price_usd_hour, 6), "unschedulable": self.unschedulable}
+        return {"price_usd_hour": round(float(self.price_usd_hour), 6), "unschedulable": self.unschedulable}
 
 
 @dataclass
@@ -64,7 +64,7 @@ class TuneResult:
     def to_dict(self) -> dict:
         """Exactly the documented `tune -o json` shape."""
         return {"baseline": self.baseline.to_dict(), "tuned": self.tuned.to_dict(), "changes": self.change_list(),
-                "bound_usd_hour": round(self.bound_usd_hour, 6)}
+                "bound_usd_hour": round(float(self.bound_usd_hour), 6)}
 
 
 def requirement_dict(key: str, operator: str, values) -> dict:

@@ -135,3 +135,11 @@ def test_table_prints_team_file_yaml_for_platform_pools(tmp_path, capsys):
 def test_tune_without_nodepools_exits_2(tmp_path, capsys):
     assert main(["tune", "-f", write(tmp_path, "a.yaml", [deployment("x", cpu="1")])]) == 2
     assert "no NodePool in the input" in capsys.readouterr().err
+
+
+def test_tune_with_no_launchable_pool_reports_zero_floats_and_exits_0(tmp_path, capsys):
+    lonely = nodepool("lonely", nodeclass_name="missing")
+    data = run_json(capsys, "tune", write(tmp_path, "a.yaml", [lonely, deployment("x", cpu="1")]))
+    assert data == {"baseline": {"price_usd_hour": 0.0, "unschedulable": 1},
+                    "tuned": {"price_usd_hour": 0.0, "unschedulable": 1}, "changes": [], "bound_usd_hour": 0.0}
+    assert all(isinstance(data[k]["price_usd_hour"], float) for k in ("baseline", "tuned"))
