@@ -114,7 +114,7 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", type=int, metavar="PODS", help="cProfile one run of part a at this size instead")
     parser.add_argument("--skip-engine", action="store_true", help="skip part c (end to end, 50k solve, 200 NodePools)")
     parser.add_argument("--skip-presets", action="store_true", help="skip part d (presets and tune vs the LP bound)")
-    parser.add_argument("--only", choices=("throughput", "cost", "engine", "presets", "tune"),
+    parser.add_argument("--only", choices=("throughput", "cost", "engine", "presets"),
                         help="run one part only")
     args = parser.parse_args(argv)
     out = sys.stdout
