@@ -125,11 +125,23 @@ def _pool_types(key: str) -> PoolTypes:
                                            for r in pool.requirements.values())
     template = p["Template"](dataclasses.replace(pool, requirements=plain_requirements), types, DIMENSIONS, [], 0)
     error = template.min_values_error(template.all, pool.requirements) if len(template.types) else None
-    candidates = tuple(
-        Candidate(it.name, {k: Decimal(v) / 1000 for k, v in it.allocatable.items()},
-                  {k: frozenset(it.requirements.get(k).values) for k in it.requirements.keys()})
-        for it in template.types)
+    candidates = tuple(_candidate(it) for it in template.types)
     return PoolTypes(candidates, error)
+
+
+_CANDIDATES: dict[int, tuple[Any, Candidate]] = {}
+
+
+def _candidate(instance_type) -> Candidate:
+    """One Candidate per catalog instance type (pools share the catalog's type objects); the
+    entry holds the type, so its id cannot be reused while cached."""
+    entry = _CANDIDATES.get(id(instance_type))
+    if entry is None or entry[0] is not instance_type:
+        it = instance_type
+        candidate = Candidate(it.name, {k: Decimal(v) / 1000 for k, v in it.allocatable.items()},
+                              {k: frozenset(it.requirements.get(k).values) for k in it.requirements.keys()})
+        entry = _CANDIDATES[id(it)] = (it, candidate)
+    return entry[1]
 
 
 def admits_value(requirements: Iterable[Mapping[str, Any]], key: str, value: str, default: bool) -> bool:

@@ -2,7 +2,9 @@
 
 Part a times the scheduler alone (Solve, as Karpenter's benchmark does) on Karpenter's benchmark
 shape; part b simulates mixed workloads end to end on the shipped catalog and compares the plan's
-hourly price with the LP lower bound of lpbound.py. Figures are printed as Markdown tables.
+hourly price with the LP lower bound of provisioner.cost.lpbound; part c times the engine end to
+end (engine.py); part d compares open pools, the presets and tune against the bound (presets.py).
+Figures are printed as Markdown tables; `--only PART` runs one part.
 """
 from __future__ import annotations
 
@@ -111,7 +113,8 @@ def main(argv=None) -> int:
     parser.add_argument("--skip-cost", action="store_true", help="skip part b (needs scipy)")
     parser.add_argument("--profile", type=int, metavar="PODS", help="cProfile one run of part a at this size instead")
     parser.add_argument("--skip-engine", action="store_true", help="skip part c (end to end, 50k solve, 200 NodePools)")
-    parser.add_argument("--only", choices=("throughput", "cost", "engine", "presets", "tune"),
+    parser.add_argument("--skip-presets", action="store_true", help="skip part d (presets and tune vs the LP bound)")
+    parser.add_argument("--only", choices=("throughput", "cost", "engine", "presets"),
                         help="run one part only")
     args = parser.parse_args(argv)
     out = sys.stdout
@@ -138,6 +141,10 @@ def main(argv=None) -> int:
         print("\n## c. Engine: end to end, solve growth, 200 NodePools\n", file=out)
         from . import engine
         engine.run(out, args.repeat)
+    if not args.skip_presets and not args.skip_cost:
+        print("\n## d. Presets and tune against the LP bound (realistic workloads)\n", file=out)
+        from . import presets
+        presets.run(out)
     return 0
 
 

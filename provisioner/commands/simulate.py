@@ -10,6 +10,7 @@ from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load
 from ..errors import InputError
 from ..manifests import read_paths
 from ..report import render_json, render_table
+from ..scheduling.gcpause import gc_paused
 
 
 def _zones(text: str) -> list:
@@ -67,6 +68,13 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    # The collector would only rescan the objects of the loaded manifests and the plan (all alive
+    # until the output is written); the solve pauses it too, this keeps it off around it.
+    with gc_paused():
+        return _run(args)
+
+
+def _run(args) -> int:
     objects, origins = read_paths(args.paths)
     catalog = load_catalog_arg(args)
     result = simulate(objects, catalog=catalog, region=args.region, zones=args.zones,

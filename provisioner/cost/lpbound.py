@@ -93,6 +93,8 @@ def lower_bound(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAUL
         classes[key] = classes.get(key, 0) + request
     class_list = list(classes.items())
     n_pairs, n_dims = len(prices), len(dims)
+    if not class_list:  # no pod can be placed by any plan (or there are none): nothing to buy
+        return Bound(0.0, 0, n_pairs, 0.0)
     # Work in cores / GiB / pods so every coefficient is of order one (milli-units span 1e3..1e16).
     scale = np.asarray([2**30 * 1e3 if d in (L.MEMORY, L.EPHEMERAL_STORAGE) else 1e3 for d in dims])
     capacity = alloc / scale

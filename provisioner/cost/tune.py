@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from ..api import nodepool_instance_types, plan_pools, resolve_catalog
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
+from ..scheduling.instance_selection import _type_compatible  # the filter NodePool templates apply
 from ..scheduling.requirements import Requirement
 
 TEAM_LABEL = "karpenter-platform.io/team"  # set by the platform on every team NodePool
@@ -44,7 +45,7 @@ class Plan:
     spend: dict  # nodepool -> $/h in this plan
 
     def to_dict(self) -> dict:
-        return {"price_usd_hour": round(self.price_usd_hour, 6), "unschedulable": self.unschedulable}
+        return {"price_usd_hour": round(float(self.price_usd_hour), 6), "unschedulable": self.unschedulable}
 
 
 @dataclass
@@ -64,7 +65,7 @@ class TuneResult:
     def to_dict(self) -> dict:
         """Exactly the documented `tune -o json` shape."""
         return {"baseline": self.baseline.to_dict(), "tuned": self.tuned.to_dict(), "changes": self.change_list(),
-                "bound_usd_hour": round(self.bound_usd_hour, 6)}
+                "bound_usd_hour": round(float(self.bound_usd_hour), 6)}
 
 
 def requirement_dict(key: str, operator: str, values) -> dict:
@@ -126,7 +127,7 @@ class _Search:
         pool = self.pool_with(name, state.get(name) or {})
         out = set()
         for it in self.types[name]:
-            if all(_admits(it.requirements.raw(k), r) for k, r in pool.requirements._reqs.items()):
+            if all(_type_compatible(it.requirements.raw(k), r) for k, r in pool.requirements._reqs.items()):
                 req = it.requirements.raw(key)
                 if req is not None and not req.complement:
                     out |= req.values
@@ -175,13 +176,6 @@ class _Search:
                 seen.add(repr(change))
                 changes.append(change)
         return changes
-
-
-def _admits(type_req, req) -> bool:
-    if type_req is None:
-        return True
-    return type_req.has_intersection(req) or (req.operator() in ("NotIn", "DoesNotExist")
-                                              and type_req.operator() in ("NotIn", "DoesNotExist"))
 
 
 def _natural(value: str):

@@ -83,27 +83,62 @@ class TypeTable:
             self._columns[(source, name)] = column
         return column
 
-    def overheads(self, key) -> list:
-        """Per type (overhead, ports) of these DaemonSet candidates; shared by equal candidate sets."""
-        found = self._overheads.get(key)
+    def daemon_overhead(self, key, daemon_candidates, dims: tuple):
+        """For every type: the overhead of these DaemonSet candidates as a (types x dims) matrix,
+        whether the type's allocatable holds it, and the per-type overhead dicts and host ports.
+        Shared by NodePools whose daemons (by value) and dimensions are equal."""
+        found = self._overheads.get((key, dims))
         if found is None:
-            found = self._overheads[key] = [None] * len(self.types)
+            entries = [overhead_for_type(daemon_candidates, it) for it in self.types]
+            matrix = np.asarray([[o.get(d, 0) for d in dims] for o, _ in entries], dtype=np.int64).reshape(
+                len(self.types), len(dims))
+            fits = np.fromiter((all(it.allocatable.get(k, 0) >= v for k, v in o.items())
+                                for it, (o, _) in zip(self.types, entries)), dtype=bool, count=len(self.types))
+            found = self._overheads[(key, dims)] = (matrix, fits, [o for o, _ in entries], [p for _, p in entries])
         return found
+
+    def offering_table(self):
+        """Every available offering of every type as parallel arrays, built once per table."""
+        if not hasattr(self, "off_type"):
+            rows = [(i, o) for i, it in enumerate(self.types) for o in it.offerings if o.available]
+            zones = {z: n for n, z in enumerate(self.zone_universe)}
+            cts = {c: n for n, c in enumerate(self.ct_universe)}
+            self.offerings = [o for _, o in rows]
+            self.off_zone = np.array([zones[o.zone] for _, o in rows], dtype=np.int64)
+            self.off_ct = np.array([cts[o.capacity_type] for _, o in rows], dtype=np.int64)
+            self.off_price = np.array([o.price for _, o in rows], dtype=float)
+            names = sorted(range(len(self.types)), key=lambda i: self.types[i].name)
+            self.name_rank = np.empty(len(self.types), dtype=np.int64)
+            self.name_rank[names] = np.arange(len(names))
+            self.names = np.array([it.name for it in self.types], dtype=object)
+            self.off_type = np.array([i for i, _ in rows], dtype=np.int64)
+            # Offerings are grouped by type: the first offering of each type that has any, for
+            # per-type minima with one reduceat instead of ufunc.at.
+            self.offered_types, self.off_starts = np.unique(self.off_type, return_index=True)
+        return self
 
 
 _TABLES: dict = {}
 _MAX_TABLES = 64
 
 
+_LAST: list = [None, None]  # (list object, table): the catalog hands every pool the same list
+
+
 def type_table(instance_types) -> TypeTable:
     """The shared table of this exact list of types (same objects, same order). The table holds the
     types, so the ids in the key cannot be reused while it is cached."""
+    if _LAST[0] is instance_types and len(_LAST[1].types) == len(instance_types):
+        return _LAST[1]
     key = tuple(map(id, instance_types))
     table = _TABLES.get(key)
-    if table is None:
+    if table is not None:
+        _LAST[:] = [instance_types, table]
+    else:
         if len(_TABLES) >= _MAX_TABLES:
             _TABLES.pop(next(iter(_TABLES)))
         table = _TABLES[key] = TypeTable(list(instance_types))
+        _LAST[:] = [instance_types, table]
     return table
 
 
@@ -144,27 +179,14 @@ class Template:
         overheads = [{}] * len(idx)
         ports = [()] * len(idx)
         if daemon_candidates:
-            shared = table.overheads(_daemon_key(daemon_candidates))
-            fits = np.ones(len(idx), dtype=bool)
-            overheads, ports = [], []
-            for n, i in enumerate(idx.tolist()):
-                entry = shared[i]
-                if entry is None:
-                    entry = shared[i] = overhead_for_type(daemon_candidates, table.types[i])
-                overhead, daemon_ports = entry
-                overheads.append(overhead)
-                ports.append(daemon_ports)
-                it = table.types[i]
-                if overhead:
-                    alloc[n] -= np.asarray([overhead.get(d, 0) for d in dims], dtype=np.int64)
-                    if any(it.allocatable.get(k, 0) < v for k, v in overhead.items()):
-                        fits[n] = False
-            fits &= (alloc >= 0).all(axis=1)
+            matrix, holds, over_dicts, over_ports = table.daemon_overhead(_daemon_key(daemon_candidates),
+                                                                          daemon_candidates, dims)
+            alloc = alloc - matrix[idx]
+            fits = holds[idx] & (alloc >= 0).all(axis=1)
             dropped["daemonsets"] = int((~fits).sum())
-            if not fits.all():
-                idx, alloc = idx[fits], alloc[fits]
-                overheads = [o for o, f in zip(overheads, fits.tolist()) if f]
-                ports = [p for p, f in zip(ports, fits.tolist()) if f]
+            idx, alloc = idx[fits], alloc[fits]
+            overheads = [over_dicts[i] for i in idx.tolist()]
+            ports = [over_ports[i] for i in idx.tolist()]
         types = [table.types[i] for i in idx.tolist()]
         self.rows = idx  # positions in the shared table
         self.types = types
@@ -181,6 +203,7 @@ class Template:
         self.all = np.arange(len(types))
         self._key_masks: dict = {}
         self._offer_masks: dict = {}
+        self._launch_masks: dict = {}
         self.skip_reason = None
         if not types:
             why = [f"{n} by {what}" for what, n in dropped.items() if n]
@@ -261,48 +284,37 @@ class Template:
         return None
 
     # --- launch ---------------------------------------------------------------------------------
-    def _offering_table(self):
-        """Every offering of every option as parallel arrays, built once per template."""
-        if not hasattr(self, "_off_type"):
-            rows = [(i, o) for i, it in enumerate(self.types) for o in it.offerings if o.available]
-            zones = {z: n for n, z in enumerate(self.zone_universe)}
-            cts = {c: n for n, c in enumerate(self.ct_universe)}
-            self._offerings = [o for _, o in rows]
-            self._off_type = np.array([i for i, _ in rows], dtype=np.int64)
-            self._off_zone = np.array([zones[o.zone] for _, o in rows], dtype=np.int64)
-            self._off_ct = np.array([cts[o.capacity_type] for _, o in rows], dtype=np.int64)
-            self._off_price = np.array([o.price for _, o in rows], dtype=float)
-            names = sorted(range(len(self.types)), key=lambda i: self.types[i].name)
-            self._name_rank = np.empty(len(self.types), dtype=np.int64)
-            self._name_rank[names] = np.arange(len(names))
-            self._names = np.array([it.name for it in self.types], dtype=object)
-        return self._off_type, self._off_zone, self._off_ct, self._off_price
-
     def launch(self, options: np.ndarray, reqs: Requirements):
         """(type index, offering, option names by price): reserved, then spot, then on-demand; cheapest.
 
         Ties break on instance type name, then zone, so plans are reproducible."""
-        off_type, off_zone, off_ct, off_price = self._offering_table()
+        t = self.table.offering_table()
+        off_type, off_zone, off_ct, off_price = t.off_type, t.off_zone, t.off_ct, t.off_price
         zone, ct = reqs.get(L.ZONE), reqs.get(L.CAPACITY_TYPE)
-        zone_ok = np.array([zone.has(z) for z in self.zone_universe], dtype=bool)
-        ct_ok = np.array([ct.has(c) for c in self.ct_universe], dtype=bool)
-        in_options = np.zeros(len(self.types), dtype=bool)
-        in_options[options] = True
-        mask = in_options[off_type] & zone_ok[off_zone] & ct_ok[off_ct]
+        allowed = self._launch_masks.get((zone, ct))
+        if allowed is None:
+            zone_ok = np.array([zone.has(z) for z in self.zone_universe], dtype=bool)
+            ct_ok = np.array([ct.has(c) for c in self.ct_universe], dtype=bool)
+            allowed = self._launch_masks[(zone, ct)] = zone_ok[off_zone] & ct_ok[off_ct]
+        rows = self.rows[options]  # the options as positions in the shared table
+        in_options = np.zeros(len(t.types), dtype=bool)
+        in_options[rows] = True
+        mask = in_options[off_type] & allowed
         candidates = np.flatnonzero(mask)
         if not len(candidates):
             return None, None, []
-        cheapest = np.full(len(self.types), np.inf)
-        np.minimum.at(cheapest, off_type[candidates], off_price[candidates])
-        ordered = options[np.lexsort((self._name_rank[options], cheapest[options]))]
+        cheapest = np.full(len(t.types), np.inf)
+        cheapest[t.offered_types] = np.minimum.reduceat(np.where(mask, off_price, np.inf), t.off_starts)
+        ordered = rows[np.lexsort((t.name_rank[rows], cheapest[rows]))]
         for capacity_type in L.CAPACITY_TYPE_PRIORITY:
             if capacity_type not in self.ct_universe:
                 continue
             picked = candidates[off_ct[candidates] == self.ct_universe.index(capacity_type)]
             if len(picked):
-                best = picked[np.lexsort((off_zone[picked], self._name_rank[off_type[picked]], off_price[picked]))[0]]
-                names = self._names[ordered[np.isfinite(cheapest[ordered])]].tolist()
-                return int(off_type[best]), self._offerings[best], names
+                best = picked[np.lexsort((off_zone[picked], t.name_rank[off_type[picked]], off_price[picked]))[0]]
+                names = t.names[ordered[np.isfinite(cheapest[ordered])]].tolist()
+                local = int(np.searchsorted(self.rows, off_type[best]))  # rows are sorted
+                return local, t.offerings[best], names
         return None, None, []
 
     def diagnose(self, options: np.ndarray, reqs: Requirements, total, requests: dict) -> str:

@@ -36,7 +36,7 @@ def _min(a, b):
 
 
 class Requirement:
-    __slots__ = ("key", "complement", "values", "gte", "lte", "min_values", "_hash")
+    __slots__ = ("key", "complement", "values", "gte", "lte", "min_values", "_hash", "_text")
 
     def __init__(self, key: str, complement: bool, values: frozenset = frozenset(),
                  gte: int | None = None, lte: int | None = None, min_values: int | None = None):
@@ -47,6 +47,7 @@ class Requirement:
         self.lte = lte
         self.min_values = min_values
         self._hash = None
+        self._text = None
 
     @classmethod
     def of(cls, key: str, operator: str, values: Iterable[str] = (), min_values: int | None = None,
@@ -153,6 +154,12 @@ class Requirement:
         return self._hash
 
     def __repr__(self) -> str:
+        # Cached: incompatibility reasons format requirements eagerly, once per NodePool and pod shape.
+        if self._text is None:
+            self._text = self._format()
+        return self._text
+
+    def _format(self) -> str:
         op = self.operator()
         if op in (EXISTS, DOES_NOT_EXIST):
             text = f"{self.key} {op}"

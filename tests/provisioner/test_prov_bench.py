@@ -84,3 +84,22 @@ def test_lp_bound_never_exceeds_the_plan_on_the_examples():
     plan = simulate_inputs(inputs)
     bound = lower_bound(inputs)
     assert 0 < bound.price_usd_hour <= plan.price_usd_hour
+
+
+def test_engine_benchmark_shape_as_deployments_has_the_requested_pods_in_five_groups():
+    from provisioner.bench import engine
+    objects = engine.benchmark_shape_objects(1000)
+    inputs = load_objects(objects)
+    assert len(inputs.pods) == 1000
+    assert sum(1 for p in inputs.pods if p.spec.anti_affinity) == 200
+    assert sum(1 for p in inputs.pods if p.spec.spread and p.spec.spread[0].topology_key == "kubernetes.io/hostname") == 200
+    catalog = catalog_from_dict(engine.fake_catalog(10))
+    assert [t.vcpu for t in catalog.types] == list(range(1, 11))
+
+
+def test_realistic_workloads_load_in_open_and_preset_modes():
+    from provisioner.bench.realistic import REALISTIC
+    for name, make in REALISTIC.items():
+        for mode in ("open", "preset"):
+            inputs = load_objects(make(mode))
+            assert inputs.pods and inputs.nodepools, (name, mode)

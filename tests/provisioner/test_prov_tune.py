@@ -135,3 +135,42 @@ def test_table_prints_team_file_yaml_for_platform_pools(tmp_path, capsys):
 def test_tune_without_nodepools_exits_2(tmp_path, capsys):
     assert main(["tune", "-f", write(tmp_path, "a.yaml", [deployment("x", cpu="1")])]) == 2
     assert "no NodePool in the input" in capsys.readouterr().err
+
+
+def test_tune_with_no_launchable_pool_reports_zero_floats_and_exits_0(tmp_path, capsys):
+    lonely = nodepool("lonely", nodeclass_name="missing")
+    data = run_json(capsys, "tune", write(tmp_path, "a.yaml", [lonely, deployment("x", cpu="1")]))
+    assert data == {"baseline": {"price_usd_hour": 0.0, "unschedulable": 1},
+                    "tuned": {"price_usd_hour": 0.0, "unschedulable": 1}, "changes": [], "bound_usd_hour": 0.0}
+    assert all(isinstance(data[k]["price_usd_hour"], float) for k in ("baseline", "tuned"))
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from provisioner.cost.tune import CATEGORY_KEY, GENERATION_KEY, MANUFACTURER_KEY, _Search  # noqa: E402
+from provisioner.scheduling.requirements import Requirement  # noqa: E402
+
+OWN = st.sampled_from([None, ("Gt", ["3"]), ("Gt", ["15"]), ("Lt", ["9"]), ("In", ["2", "4", "8", "16", "64"]),
+                       ("NotIn", ["4", "8"]), ("Exists", [])])
+
+
+@settings(max_examples=25, deadline=None)
+@given(own=OWN, categories=st.sets(st.sampled_from("cmrt"), min_size=1), generation=st.sampled_from(["2", "5", "6"]))
+def test_every_candidate_change_admits_a_subset_of_what_the_pool_admitted(own, categories, generation):
+    """Whatever the pool already says about a key, a replacement on that key never widens it."""
+    requirements = [(CATEGORY_KEY, "In", *sorted(categories)), (GENERATION_KEY, "Gt", generation)]
+    if own is not None:
+        requirements.append((CPU_KEY, own[0], *own[1]))
+    inputs = load_objects([nodeclass(), nodepool("p", requirements)])
+    search = _Search(inputs, resolve_catalog(None), "us-east-1", ("us-east-1a",), 0.579)
+    pool = search.pools["p"]
+    for key in (CPU_KEY, CATEGORY_KEY, GENERATION_KEY, MANUFACTURER_KEY):
+        own_req = pool.requirements.raw(key)
+        before = search.values("p", key, {})
+        for change in search.candidates("p", key, {}):
+            new = Requirement.of(change["key"], change["operator"], change["values"])
+            after = {v for v in before if new.has(v)}
+            assert after < before or after == before and own_req is None
+            assert own_req is None or all(own_req.has(v) for v in after)
+            narrowed = search.values("p", key, {"p": {key: change}})
+            assert narrowed <= before
