@@ -61,7 +61,7 @@ class UnsafeInput(ValueError):
         self.file = origin
         self.line = line
         self.column = column
-        self.path = path if len(path) <= 200 else "..." + path[-197:]  # a 100,000-deep path helps nobody
+        self.path = path if len(path) <= 100 else path[:97] + "..."  # the head says where; 64 levels of [0] do not
         self.origin = f"{origin}:{line}:{column}" if line is not None else origin
         super().__init__(": ".join(p for p in (self.origin, self.path, message) if p))
 
