@@ -60,3 +60,64 @@ def test_nodepool_pulumi_resource_name_is_stable():
     capture = run_component(lambda: NodePools("node-pools", platform))
     pools = capture.of_type("kubernetes:karpenter.sh/v1:NodePool")
     assert [p.name for p in pools] == ["nodepool-web-pool"]
+
+
+# --- provisioner/scheduling/requirements.py: survivors of the first `make mutation` run --------
+
+from provisioner.scheduling.requirements import Requirements  # noqa: E402
+
+
+def test_exists_requirement_admits_any_value_and_counts_as_unbounded():
+    exists = Requirement.exists(KEY)
+    assert (exists.key, exists.complement, exists.values, exists.gte, exists.lte) == (KEY, True, frozenset(), None, None)
+    assert exists.operator() == "Exists" and exists.has("anything")
+    assert len(exists) == 2**63 - 1
+    assert len(Requirement.of(KEY, "NotIn", ["a", "b"])) == 2**63 - 3
+    assert len(Requirement.in_(KEY, "a", "b")) == 2
+
+
+def test_any_picks_the_smallest_allowed_value_or_nothing():
+    assert Requirement.in_(KEY, "c", "a", "b").any() == "a"
+    assert Requirement.exists(KEY).any() == ""
+    assert Requirement.of(KEY, "DoesNotExist").any() == ""
+
+
+def test_equal_requirements_hash_alike_and_differing_bounds_do_not_compare_equal():
+    assert hash(Requirement.of(KEY, "Gt", ["3"])) == hash(Requirement.of(KEY, "Gte", ["4"]))
+    assert Requirement.of(KEY, "Gt", ["3"]) != Requirement.of(KEY, "Gt", ["4"])
+    assert len({Requirement.in_(KEY, "a"), Requirement.in_(KEY, "a"), Requirement.in_(KEY, "b")}) == 2
+
+
+def test_requirement_repr_names_operator_values_bounds_and_min_values():
+    """The repr is what users read in 'why is my pod pending'."""
+    assert repr(Requirement.exists(KEY)) == f"{KEY} Exists"
+    assert repr(Requirement.of(KEY, "DoesNotExist")) == f"{KEY} DoesNotExist"
+    assert repr(Requirement.of(KEY, "In", ["b", "a"], min_values=2)) == f"{KEY} In [a b] minValues 2"
+    assert repr(Requirement.of(KEY, "NotIn", ["x"])) == f"{KEY} NotIn [x]"
+    assert repr(Requirement.of(KEY, "Gt", ["3"])) == f"{KEY} Exists >=4"
+    assert repr(Requirement.of(KEY, "Lt", ["3"])) == f"{KEY} Exists <=2"
+    many = Requirement.of(KEY, "In", [str(i) for i in range(8)])
+    assert repr(many) == f"{KEY} In [0 1 2 3 4 and 3 others]"
+
+
+def test_requirements_equality_is_by_content():
+    a = Requirements([Requirement.in_(KEY, "a")])
+    assert a == Requirements([Requirement.in_(KEY, "a")])
+    assert a != Requirements([Requirement.in_(KEY, "b")])
+    assert a != {KEY: Requirement.in_(KEY, "a")}
+
+
+def test_undefined_custom_label_is_incompatible_with_a_typo_hint_unless_allowed():
+    node = Requirements([Requirement.in_("example.com/team", "a")])
+    pod = Requirements([Requirement.in_("example.org/team", "a")])
+    assert node.compatible(pod) == 'label "example.org/team" does not have known values (typo of "example.com/team"?)'
+    assert not node.is_compatible(pod)
+    assert node.is_compatible(pod, allow_undefined=frozenset({"example.org/team"}))
+    plain = Requirements([Requirement.in_("color", "a")])
+    assert plain.compatible(Requirements([Requirement.in_("shape", "a")])) == 'label "shape" does not have known values'
+
+
+def test_requirements_repr_is_sorted_and_hides_restricted_labels():
+    reqs = Requirements([Requirement.in_("b", "1"), Requirement.in_("a", "2"),
+                         Requirement.in_("kubernetes.io/hostname", "h")])
+    assert repr(reqs) == "a In [2], b In [1]"
