@@ -9,7 +9,7 @@ from ..api import simulate
 from ..loader import MAX_PODS
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load_catalog_file
 from ..errors import InputError
-from ..manifests import read_paths
+from ..manifests import manifest_limits, read_paths
 from ..report import render_table
 
 
@@ -56,7 +56,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    objects, origins = read_paths(args.paths)
+    objects, origins = read_paths(args.paths, manifest_limits(args.max_pods))
     catalog = load_catalog_file(args.catalog) if args.catalog else None
     if catalog is not None and not catalog.types:
         raise InputError("the catalog has no instance types", origin=args.catalog)
