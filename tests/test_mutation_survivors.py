@@ -121,3 +121,41 @@ def test_requirements_repr_is_sorted_and_hides_restricted_labels():
     reqs = Requirements([Requirement.in_("b", "1"), Requirement.in_("a", "2"),
                          Requirement.in_("kubernetes.io/hostname", "h")])
     assert repr(reqs) == "a In [2], b In [1]"
+
+
+def test_requirement_errors_name_the_operator_and_the_choices():
+    with pytest.raises(ValueError) as unknown:
+        Requirement.of(KEY, "Near", ["1"])
+    assert str(unknown.value) == ("unknown operator 'Near' (expected one of DoesNotExist, Exists, Gt, Gte, In, Lt, "
+                                  "Lte, NotIn)")
+    with pytest.raises(ValueError, match=r"^operator Gt needs exactly one integer value, got \['1', '2'\]$"):
+        Requirement.of(KEY, "Gt", ["1", "2"])
+    with pytest.raises(ValueError, match=r"^operator Lt needs an integer value, got 'x'$"):
+        Requirement.of(KEY, "Lt", ["x"])
+
+
+def test_gt_max_int64_matches_nothing_and_one_below_matches_only_max():
+    top = 2**63 - 1
+    assert Requirement.of(KEY, "Gt", [str(top)]).operator() == "DoesNotExist"
+    below = Requirement.of(KEY, "Gt", [str(top - 1)])
+    assert below.has(str(top)) and not below.has(str(top - 1))
+
+
+@pytest.mark.parametrize("operator,values", [("In", ["a", "b"]), ("NotIn", ["a"]), ("Exists", []),
+                                             ("DoesNotExist", []), ("Gt", ["1"]), ("Lt", ["9"]),
+                                             ("Gte", ["1"]), ("Lte", ["9"])])
+def test_min_values_is_kept_by_every_operator(operator, values):
+    assert Requirement.of(KEY, operator, values, min_values=2).min_values == 2
+    assert Requirement.of(KEY, operator, values).key == KEY
+
+
+def test_bounded_concrete_sets_admit_only_values_within_bounds():
+    bounded = Requirement(KEY, False, frozenset({"1", "5", "x"}), gte=3)
+    assert bounded.has("5") and not bounded.has("1") and not bounded.has("x")
+    assert bounded.has_intersection(Requirement.in_(KEY, "5", "1"))
+    assert not bounded.has_intersection(Requirement.in_(KEY, "1"))
+    assert not Requirement.in_(KEY, "1").has_intersection(bounded)
+    empty = Requirement.of(KEY, "Gt", ["5"]).intersection(Requirement.of(KEY, "Lt", ["3"]))
+    assert (empty.key, empty.operator()) == (KEY, "DoesNotExist")
+    kept = Requirement.of(KEY, "Gt", ["1"], min_values=2).intersection(Requirement.of(KEY, "Lt", ["9"]))
+    assert (kept.key, kept.gte, kept.lte, kept.min_values) == (KEY, 2, 8, 2)
