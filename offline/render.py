@@ -150,7 +150,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {issue}", file=sys.stderr)
         print(f"{len(err.issues)} config error(s); nothing rendered ({out_dir} untouched).", file=sys.stderr)
         return 2
-    counts = write_build(capture, out_dir)
+    try:
+        counts = write_build(capture, out_dir)
+    except OSError as err:  # e.g. --out names a file, or the folder is read-only
+        print(f"error: cannot write {out_dir}: {err.strerror or err}", file=sys.stderr)
+        return 2
     print(f"Rendered stack {args.stack!r} offline (placeholder AWS facts, account {placeholders.ACCOUNT_ID}):")
     width = max(map(len, counts), default=0)
     for type_token, count in sorted(counts.items()):
