@@ -5,7 +5,8 @@ PY     := $(VENV)/bin/python
 STACK  ?= dev
 STAMP  := $(VENV)/.installed
 
-.PHONY: install render test simulate bench docs preview up destroy clean pr-report reference upgrade-plan preflight import
+.PHONY: install render test simulate bench docs preview up destroy clean pr-report reference upgrade-plan preflight import \
+        mutation hostile-bench
 
 # Re-install only when the pinned dependency lists change.
 $(STAMP): requirements.txt provisioner/pyproject.toml
@@ -37,6 +38,17 @@ pr-report: $(STAMP)
 	$(if $(BASE),,$(error BASE is required, e.g. make pr-report STACK=dev BASE=origin/main))
 	$(PY) -m offline.pr_report $(STACK) --base $(BASE) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
 		$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(FAIL_ON),--fail-on $(FAIL_ON))
+# Mutation testing (mutmut 3, configured in setup.cfg): one run per module, then the kill rates.
+# Long (tens of minutes on a busy machine); figures go to BENCHMARKS.md.
+MUTATE ?= provisioner.scheduling.requirements provisioner.scheduling.topology components.config.nodepools \
+          components.config.nodeclasses components.nodepools components.nodeclasses
+mutation: $(STAMP)
+	for module in $(MUTATE); do $(VENV)/bin/mutmut run "$$module.*" || exit $$?; done
+	$(PY) -m tests.mutation_report
+
+# Worst time and memory per hostile input (tests/hostile/corpus.py); figures in BENCHMARKS.md.
+hostile-bench: $(STAMP)
+	$(PY) -m tests.hostile.bench
 
 # The configuration reference is generated from the config models' docstrings.
 docs: $(STAMP)

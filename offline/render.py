@@ -171,7 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         print(f"nothing rendered ({out_dir} untouched).", file=sys.stderr)
         return 2
-    counts = write_build(capture, out_dir)
+    try:
+        counts = write_build(capture, out_dir)
+    except OSError as err:  # e.g. --out names a file, or the folder is read-only
+        print(f"error: cannot write {out_dir}: {err.strerror or err}", file=sys.stderr)
+        return 2
     how = "as `pulumi preview` sees it" if args.preview else "offline"
     print(f"Rendered stack {args.stack!r} {how} (placeholder AWS facts, account {placeholders.ACCOUNT_ID}):")
     width = max(map(len, counts), default=0)

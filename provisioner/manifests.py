@@ -24,24 +24,32 @@ def manifest_files(path: str) -> list:
     raise InputError("no such file or directory", origin=path)
 
 
-def read_documents(path: str) -> tuple[list, list]:
+def manifest_limits(max_pods: int) -> Limits:
+    """Limits for manifests: a list may hold as many items as the pod ceiling allows."""
+    return Limits(max_bytes=MANIFEST_LIMITS.max_bytes, max_items=max(max_pods, MANIFEST_LIMITS.max_items))
+
+
+def read_documents(path: str, limits: Limits = MANIFEST_LIMITS) -> tuple[list, list]:
     """(documents, origins) of one YAML file, through the bounded loader (provisioner.safeyaml);
     a refused or malformed file raises InputError naming file, line and key path."""
     try:
-        documents = load_yaml_files(path, path, MANIFEST_LIMITS)
+        documents = load_yaml_files(path, path, limits)
     except UnsafeInput as exc:
-        raise InputError(exc.message, origin=exc.origin, path=exc.path or None) from None
+        message = exc.message
+        if "list of more than" in message:
+            message += " (lists are bounded by the pod ceiling: raise it with --max-pods)"
+        raise InputError(message, origin=exc.origin, path=exc.path or None) from None
     docs = [d.value for d in documents]
     origins = [f"{path}:{d.line} (document {i + 1})" for i, d in enumerate(documents)]
     return docs, origins
 
 
-def read_paths(paths) -> tuple[list, list]:
+def read_paths(paths, limits: Limits = MANIFEST_LIMITS) -> tuple[list, list]:
     """All documents of all paths, with an origin ("file:line (document n)") for each."""
     docs, origins = [], []
     for path in paths:
         for file in manifest_files(path):
-            d, o = read_documents(file)
+            d, o = read_documents(file, limits)
             docs.extend(d)
             origins.extend(o)
     return docs, origins

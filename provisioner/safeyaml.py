@@ -47,6 +47,11 @@ class Limits:
     """Deepest nesting of mappings and sequences (Kubernetes objects nest about 20 deep)."""
     max_alias_nodes: int = 100_000
     """Nodes aliases may add on top of what is written (anchors for shared blocks stay cheap)."""
+    max_nodes: int = 5_000_000
+    """Values (scalars, mappings, lists) written in one file; parsing stops there."""
+    max_items: int = 100_000
+    """Entries of one list or mapping: a List of 200,000 pods is refused as soon as its 100,001st
+    item is parsed, instead of after the whole file was built (simulate ties it to --max-pods)."""
 
 
 DEFAULT_LIMITS = Limits()
@@ -61,7 +66,7 @@ class UnsafeInput(ValueError):
         self.file = origin
         self.line = line
         self.column = column
-        self.path = path if len(path) <= 200 else "..." + path[-197:]  # a 100,000-deep path helps nobody
+        self.path = path if len(path) <= 100 else path[:97] + "..."  # the head says where; 64 levels of [0] do not
         self.origin = f"{origin}:{line}:{column}" if line is not None else origin
         super().__init__(": ".join(p for p in (self.origin, self.path, message) if p))
 
@@ -154,78 +159,94 @@ def _path(stack: list[_Frame]) -> str:
 
 
 def check_events(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> None:
-    """Walk the parser's events once: depth, tags, complex keys and alias expansion, with no
-    node composed. Raises UnsafeInput naming line, column and key path."""
+    """Walk the parser's events once: depth, tags, complex keys, node count and alias expansion,
+    with no node composed. Raises UnsafeInput naming line, column and key path."""
     loader = _Parser(text)
     stack: list[_Frame] = []
     sizes: dict[str, int] = {}
     open_anchors: set[str] = set()
-    expanded = 0
+    expanded = nodes = 0
+    max_depth, max_alias, max_nodes, max_items = limits.max_depth, limits.max_alias_nodes, limits.max_nodes, limits.max_items
+    scalar_t, alias_t = yaml.ScalarEvent, yaml.AliasEvent
+    starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
     def refuse(message: str, event: Any) -> UnsafeInput:
         mark = event.start_mark
         return UnsafeInput(message, origin=display, line=mark.line + 1, column=mark.column + 1, path=_path(stack))
-
-    def added(size: int, is_key_scalar: str | None = None) -> None:
-        if not stack:
-            return
-        top = stack[-1]
-        top.size += size
-        if top.mapping:
-            if top.expect_key:
-                top.key = is_key_scalar
-            else:
-                top.key = None
-            top.expect_key = not top.expect_key
-        else:
-            top.index += 1
 
     try:
         while True:
             event = loader.get_event()
             if event is None:
                 break
-            if isinstance(event, (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent)):
-                continue
-            if isinstance(event, yaml.DocumentStartEvent):
-                sizes.clear()
-                continue
-            tag = getattr(event, "tag", None)
-            if tag not in _ALLOWED_TAGS:
-                raise refuse(f"tag {tag!r} is not allowed (only strings, numbers, booleans, null, "
-                             f"mappings and lists)", event)
-            key_position = bool(stack) and stack[-1].mapping and stack[-1].expect_key
-            if isinstance(event, yaml.ScalarEvent):
-                if event.anchor:
-                    sizes[event.anchor] = 1
-                added(1, event.value if key_position else None)
-            elif isinstance(event, yaml.AliasEvent):
-                if event.anchor in open_anchors:
-                    raise refuse(f"alias *{event.anchor} refers to a collection that contains it (a cycle)", event)
-                if event.anchor not in sizes:
-                    raise refuse(f"alias *{event.anchor} has no anchor before it", event)
-                if key_position and sizes[event.anchor] > 1:
-                    raise refuse("a key must be a string, not a mapping or list", event)
-                size = sizes[event.anchor]
-                expanded += size
-                if expanded > limits.max_alias_nodes:
-                    raise refuse(f"aliases expand to more than {limits.max_alias_nodes:,} nodes "
-                                 "(an alias bomb?); refused", event)
-                added(size, None)
-            elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                if key_position:
-                    raise refuse("a key must be a string, not a mapping or list", event)
-                if len(stack) >= limits.max_depth:
-                    raise refuse(f"nested deeper than {limits.max_depth} levels; refused", event)
-                if event.anchor:
-                    open_anchors.add(event.anchor)
-                stack.append(_Frame(isinstance(event, yaml.MappingStartEvent), event.anchor))
-            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            kind = type(event)
+            if kind is scalar_t or kind is alias_t or kind in starts:
+                tag = getattr(event, "tag", None)
+                if tag not in _ALLOWED_TAGS:
+                    raise refuse(f"tag {tag!r} is not allowed (only strings, numbers, booleans, null, "
+                                 f"mappings and lists)", event)
+                top = stack[-1] if stack else None
+                key_position = top is not None and top.mapping and top.expect_key
+                if kind in starts:
+                    if key_position:
+                        raise refuse("a key must be a string, not a mapping or list", event)
+                    if len(stack) >= max_depth:
+                        raise refuse(f"nested deeper than {max_depth} levels; refused", event)
+                    nodes += 1
+                    if event.anchor:
+                        open_anchors.add(event.anchor)
+                    stack.append(_Frame(kind is yaml.MappingStartEvent, event.anchor))
+                    continue
+                if kind is scalar_t:
+                    size = 1
+                    nodes += 1
+                    if event.anchor:
+                        sizes[event.anchor] = 1
+                else:
+                    anchor = event.anchor
+                    if anchor in open_anchors:
+                        raise refuse(f"alias *{anchor} refers to a collection that contains it (a cycle)", event)
+                    if anchor not in sizes:
+                        raise refuse(f"alias *{anchor} has no anchor before it", event)
+                    size = sizes[anchor]
+                    if key_position and size > 1:
+                        raise refuse("a key must be a string, not a mapping or list", event)
+                    expanded += size
+                    if expanded > max_alias:
+                        raise refuse(f"aliases expand to more than {max_alias:,} nodes (an alias bomb?); refused", event)
+                if nodes > max_nodes:
+                    raise refuse(f"more than {max_nodes:,} values in one file; refused", event)
+                if top is not None:
+                    top.size += size
+                    top.index += 1
+                    if top.mapping:
+                        top.key = event.value if key_position and kind is scalar_t else None
+                        top.expect_key = not top.expect_key
+                        if top.index > 2 * max_items:
+                            raise refuse(f"a mapping of more than {max_items:,} keys; refused", event)
+                    elif top.index > max_items:
+                        raise refuse(f"a list of more than {max_items:,} items; refused", event)
+            elif kind in ends:
                 frame = stack.pop()
                 if frame.anchor:
                     open_anchors.discard(frame.anchor)
                     sizes[frame.anchor] = frame.size
-                added(frame.size, None)
+                if nodes > max_nodes:
+                    raise refuse(f"more than {max_nodes:,} values in one file; refused", event)
+                if stack:
+                    top = stack[-1]
+                    top.size += frame.size
+                    top.index += 1
+                    if top.mapping:
+                        top.key = None
+                        top.expect_key = not top.expect_key
+                        if top.index > 2 * max_items:
+                            raise refuse(f"a mapping of more than {max_items:,} keys; refused", event)
+                    elif top.index > max_items:
+                        raise refuse(f"a list of more than {max_items:,} items; refused", event)
+            elif kind is yaml.DocumentStartEvent:
+                sizes.clear()
     finally:
         loader.dispose()
 

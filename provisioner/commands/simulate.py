@@ -8,7 +8,7 @@ from ..api import simulate
 from ..loader import MAX_PODS
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load_catalog_file
 from ..errors import InputError
-from ..manifests import read_paths
+from ..manifests import manifest_limits, read_paths
 from ..report import render_json, render_table
 from ..scheduling.gcpause import gc_paused
 
@@ -75,7 +75,7 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
-    objects, origins = read_paths(args.paths)
+    objects, origins = read_paths(args.paths, manifest_limits(args.max_pods))
     catalog = load_catalog_arg(args)
     result = simulate(objects, catalog=catalog, region=args.region, zones=args.zones,
                       spot_discount=args.spot_discount, origins=origins, max_pods=args.max_pods)

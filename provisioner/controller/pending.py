@@ -56,23 +56,27 @@ def inflight_nodes(nodeclaims: Iterable[dict], nodes: Iterable[dict]) -> list[di
         status = claim.get("status") or {}
         if not isinstance(status.get("allocatable"), dict) or not status["allocatable"]:
             continue
+        if status.get("nodeName") and not isinstance(status["nodeName"], str):
+            continue  # malformed (objects from the API server are type-checked before use)
         if status.get("nodeName") and status["nodeName"] in registered:
             continue
         if claim["metadata"].get("deletionTimestamp"):
             continue
         spec = claim.get("spec") or {}
         taints = spec.get("taints") if isinstance(spec.get("taints"), list) else []
+        labels = claim["metadata"].get("labels")
+        capacity = status.get("capacity")
         name = status.get("nodeName") or claim["metadata"]["name"]
         out.append({
             "apiVersion": "v1",
             "kind": "Node",
             "metadata": {"name": name, "uid": claim["metadata"]["uid"],
-                         "labels": dict(claim["metadata"].get("labels") or {}),
+                         "labels": dict(labels) if isinstance(labels, dict) else {},
                          "annotations": {INFLIGHT_ANNOTATION: claim["metadata"]["name"]}},
             # startupTaints are left out: Karpenter expects them gone once the node is ready.
             "spec": {"taints": list(taints)},
             "status": {"allocatable": dict(status["allocatable"]),
-                       "capacity": dict(status.get("capacity") or status["allocatable"])},
+                       "capacity": dict(capacity) if isinstance(capacity, dict) and capacity else dict(status["allocatable"])},
         })
     return out
 

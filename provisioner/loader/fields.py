@@ -59,7 +59,7 @@ class Ctx:
         if parsed < 0:
             raise self.error(path, f"{value!r} is negative; the API server refuses negative quantities")
         if parsed > ceiling:
-            raise self.error(path, f"{value!r} is too large for the simulator (at most {ceiling // 1000:.0e} units)")
+            raise self.error(path, f"{value!r} is too large: the simulator takes requests and capacities below 10^15 units")
         return parsed
 
     def resource_list(self, value, path: str, ceiling: int = REQUEST_MAX_MILLI) -> dict:

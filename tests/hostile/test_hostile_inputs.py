@@ -171,3 +171,14 @@ def test_shipped_stack_files_still_load_through_the_bounded_loader():
     for path in sorted((PROJECT_DIR / "stacks").rglob("*.yaml")):
         assert isinstance(load_yaml_file(path), dict), path
     assert yaml  # the corpus writes YAML with PyYAML's dumper; reading goes through safeyaml only
+
+
+def test_advisor_in_flight_nodeclaim_with_mistyped_fields_is_not_a_crash():
+    """Objects from the API server are type-checked before use (labels, capacity, nodeName)."""
+    from provisioner.controller.pending import inflight_nodes
+
+    claim = {"metadata": {"name": "c", "uid": "u", "labels": [1]},
+             "status": {"allocatable": {"cpu": "1"}, "capacity": [1]}}
+    [node] = inflight_nodes([claim], [])
+    assert node["metadata"]["labels"] == {} and node["status"]["capacity"] == {"cpu": "1"}
+    assert inflight_nodes([{**claim, "status": {**claim["status"], "nodeName": ["x"]}}], []) == []

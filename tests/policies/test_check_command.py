@@ -123,7 +123,7 @@ def test_check_after_real_render_exits_0_then_3_when_a_nodeclass_allows_imdsv1(t
     result = _check(out)
     assert result.returncode == 0, result.stdout
     report = json.loads((out / "policy-report.json").read_text())
-    assert all(set(f) == {"policy", "resource", "level", "message"} and f["level"] == "advisory" for f in report)
+    assert report and all(set(f) == {"policy", "resource", "level", "message"} and f["level"] == "advisory" for f in report)
 
     resources = json.loads((out / "resources.json").read_text())
     node_class = next(r for r in resources if r["type"] == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")

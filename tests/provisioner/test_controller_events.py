@@ -1,7 +1,9 @@
 """Pod Events: one per pod uid and reason, across restarts and replicas, rate-limited."""
+import hashlib
+
 from provisioner.controller.batcher import TokenBucket
 from provisioner.controller.controller import Controller, is_permanent
-from provisioner.controller.events import REASON, EventRecorder, event_body, event_name
+from provisioner.controller.events import REASON, EventRecorder, dedup_key, event_body, event_name
 from provisioner.controller.kinds import POD, WATCHED
 from provisioner.controller.metrics import Metrics
 from provisioner.controller.reflector import Change, Reflector
@@ -29,10 +31,13 @@ def advisor(kube, plan, *, now=0.0, rate=100.0, burst=100, mode="advisor"):
 
 
 def test_event_name_is_stable_per_uid_and_reason():
-    assert event_name("web-0", "uid-1", TOO_BIG) == event_name("web-0", "uid-1", TOO_BIG)
+    # Stable across processes: a fixed digest of uid and cause, not a per-run hash.
+    assert event_name("web-0", "uid-1", TOO_BIG) == "web-0." + hashlib.sha256(
+        "\0".join(dedup_key("uid-1", TOO_BIG)).encode()).hexdigest()[:16]
+    assert event_name("web-0", "uid-1", TOO_BIG) == event_name("web-0", "uid-1", TOO_BIG.replace("1000", "2000"))
     assert event_name("web-0", "uid-1", TOO_BIG) != event_name("web-0", "uid-2", TOO_BIG)
     assert event_name("web-0", "uid-1", TOO_BIG) != event_name("web-0", "uid-1", AT_LIMIT)
-    assert event_name("x" * 300, "uid-1", TOO_BIG).endswith(".") is False
+    assert not event_name("x" * 300, "uid-1", TOO_BIG).endswith(".")
     assert len(event_name("x" * 300, "uid-1", TOO_BIG)) == 253
 
 

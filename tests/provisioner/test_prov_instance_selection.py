@@ -37,7 +37,8 @@ def launched(*objects, pool=POOL):
 
 
 def options_have(claim, key, value):
-    return all(BY_NAME[name].requirements.get(key).has(value) for name in claim.instance_type_options)
+    options = claim.instance_type_options
+    return bool(options) and all(BY_NAME[name].requirements.get(key).has(value) for name in options)
 
 
 def test_cheapest_instance_is_launched():
@@ -103,7 +104,7 @@ def test_three_pods_fit_one_node_and_every_option_holds_them():
         result = run_core(POOL, deployment("app", replicas=3, cpu=cpu, memory=mem), types=TYPES)
         claim = result.nodeclaims[0]
         assert len(result.nodeclaims) == 1 and len(claim.pods) == 3
-        assert all(BY_NAME[n].allocatable["cpu"] >= claim.requests["cpu"] and
+        assert claim.instance_type_options and all(BY_NAME[n].allocatable["cpu"] >= claim.requests["cpu"] and
                    BY_NAME[n].allocatable["memory"] >= claim.requests["memory"] for n in claim.instance_type_options)
 
 

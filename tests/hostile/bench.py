@@ -1,0 +1,95 @@
+"""`python -m tests.hostile.bench`: worst time and peak memory per hostile input kind.
+
+Each input runs in a fresh subprocess (so peak RSS is the input's own) through the real CLI:
+offline.render for config cases, provisioner simulate for manifests (plus the 100,000-deep
+document and a 200,001-pod List), policies.check for corrupted builds. Prints one row per case
+and the worst figures; the "done when" target is exit 2 in under 2 s with bounded memory.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.harness import PROJECT_DIR
+from tests.hostile.corpus import CONFIG_CASES, MANIFEST_CASES, STACK, TEAM, pod_list, stack_text, team_text
+
+_RUNNER = """
+import sys, time, runpy
+started = time.perf_counter()
+module, args = sys.argv[1], sys.argv[2:]
+sys.argv = [module] + args
+code = 0
+try:
+    runpy.run_module(module, run_name="__main__")
+except SystemExit as exc:
+    code = exc.code if isinstance(exc.code, int) else 1
+# VmHWM: this process's own peak RSS (ru_maxrss would include the parent's, inherited at fork)
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(f"@@ {code} {time.perf_counter() - started:.3f} {peak}", file=sys.stderr)
+"""
+
+
+def _run(module: str, *args: str) -> tuple[int, float, float]:
+    try:
+        result = subprocess.run([sys.executable, "-c", _RUNNER, module, *args], capture_output=True, text=True,
+                                cwd=PROJECT_DIR, timeout=120)
+    except subprocess.TimeoutExpired:
+        return -1, 120.0, float("nan")  # reported as a hang
+    line = [ln for ln in result.stderr.splitlines() if ln.startswith("@@ ")]
+    if not line:
+        return result.returncode, float("nan"), float("nan")
+    _, code, seconds, rss_kib = line[-1].split()
+    return int(code), float(seconds), int(rss_kib) / 1024
+
+
+def _project(root: Path, files: dict) -> Path:
+    (root / "stacks" / "teams").mkdir(parents=True)
+    (root / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())
+    (root / STACK).write_text(stack_text())
+    if not any(r.startswith(TEAM + "/") for r in files):
+        (root / TEAM).write_text(team_text())
+    for relative, content in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_bytes(content) if isinstance(content, bytes) else (root / relative).write_text(content)
+    return root
+
+
+def main() -> int:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        for case_id, files, _ in CONFIG_CASES:
+            project = _project(base / f"config-{case_id}", files)
+            rows.append((f"config/{case_id}", *_run("offline.render", "test", "--project-dir", str(project),
+                                                    "--out", str(project / "build" / "test"))))
+        for case_id, content, _ in MANIFEST_CASES:
+            path = base / f"manifest-{case_id}.yaml"
+            content = pod_list(200_001) if content is None else content
+            path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+            rows.append((f"simulate/{case_id}", *_run("provisioner", "simulate", "-f", str(path))))
+        for case_id, text in (("empty", "[]"), ("deep-100k", "[" * 100_000 + "]" * 100_000),
+                              ("options-list", json.dumps([{"type": "a", "options": [1]}])), ("binary", "\x00\x01")):
+            build = base / f"build-{case_id}"
+            build.mkdir()
+            (build / "resources.json").write_text(text)
+            rows.append((f"check/{case_id}", *_run("policies.check", str(build))))
+    width = max(len(r[0]) for r in rows)
+    print(f"{'input':<{width}}  exit  seconds  peak MiB")
+    for name, code, seconds, mib in rows:
+        print(f"{name:<{width}}  {code:>4}  {seconds:7.3f}  {mib:8.1f}")
+    worst_time = max(rows, key=lambda r: r[2])
+    worst_mem = max(rows, key=lambda r: r[3])
+    not_2 = [r[0] for r in rows if r[1] != 2]
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (time includes interpreter start and imports)")
+    print(f"worst time: {worst_time[0]} {worst_time[2]:.3f} s; worst memory: {worst_mem[0]} {worst_mem[3]:.1f} MiB; "
+          f"{len(rows)} inputs, exit other than 2: {', '.join(not_2) or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
