@@ -27,12 +27,17 @@ def test_gte_and_lte_build_inclusive_bounds_not_none():
 
 
 def test_min_values_needs_in_with_enough_values():
-    with pytest.raises(ValidationError, match="minValues needs operator In"):
+    """The CRD's rule bounds minValues by the values under In; Exists may carry it (issue 11), and
+    DoesNotExist leaves no value to count."""
+    with pytest.raises(ValidationError, match="minValues 2 needs at least that many values with operator In"):
         ConfigRequirement.model_validate({"key": "karpenter.k8s.aws/instance-family", "operator": "In",
                                           "values": ["m5"], "minValues": 2})
-    with pytest.raises(ValidationError, match="minValues needs operator In"):
-        ConfigRequirement.model_validate({"key": "karpenter.k8s.aws/instance-family", "operator": "Exists",
+    with pytest.raises(ValidationError, match="minValues cannot be met with operator DoesNotExist"):
+        ConfigRequirement.model_validate({"key": "karpenter.k8s.aws/instance-family", "operator": "DoesNotExist",
                                           "minValues": 1})
+    exists = ConfigRequirement.model_validate({"key": "karpenter.k8s.aws/instance-family", "operator": "Exists",
+                                               "minValues": 3})
+    assert exists.min_values == 3
     ok = ConfigRequirement.model_validate({"key": "karpenter.k8s.aws/instance-family", "operator": "In",
                                            "values": ["m5", "c5"], "minValues": 2})
     assert ok.min_values == 2
