@@ -72,6 +72,8 @@ class Variant:
                 self.requirements.add(*constraints.required_terms[0].values())
         else:
             self.requirements = strict
+        if spec.volume_requirements is not None:  # node requirements only, not the topology's strict ones
+            self.requirements = self.requirements.merged(spec.volume_requirements)
         self.tolerations = constraints.tolerations
         self.groups: list = []  # owned topology groups, filled by the scheduler
         self.monotone = True  # every rejection of a target is final (no zonal spread / affinity)

@@ -1,12 +1,16 @@
 """The provisioning scheduler (pkg/controllers/provisioning/scheduling/scheduler.go).
 
 Pods are queued largest CPU first, then memory; each is placed on the first existing node that
-fits, else the first in-flight NodeClaim, else a new NodeClaim from the NodePools in weight order.
-Preferences are relaxed one step at a time on failure, and failed pods are retried while a pass
-makes progress. Identical pods form runs: a run of pods without topology of their own is placed
-in bulk (as many as fit on a target at once), which yields the same plan as one-by-one placement.
+fits (initialized nodes first, then by name), else on an in-flight NodeClaim of this round, tried
+fewest pods first as `add` re-sorts them, else on a new NodeClaim from the NodePools by weight
+(equal weights by name, descending, as `OrderByWeight` does). Preferences are relaxed one step at
+a time on failure, and failed pods are retried while a pass makes progress. Identical pods form
+runs: a run of pods without topology of their own is placed in bulk (as many as one-by-one
+placement would put on the same target), which yields the same plan as one-by-one placement.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from .. import labels as L
 from ..quantity import format_quantity
@@ -20,6 +24,7 @@ from .resources import add
 from .taints import PREFER_NO_SCHEDULE, ports_conflict
 from .topology import AFFINITY, ANTI, SPREAD, NodeFilter, Topology, domain_universe
 
+_CLAIMS = "claims"  # key of the per-variant NodeClaim masks in Variant.dead (its int keys are target indices)
 NO_NODEPOOLS = "no NodePool can launch nodes (none given, or their requirements filtered out every instance type)"
 
 
@@ -34,7 +39,8 @@ class Scheduler:
     def _setup(self, pods):
         names = {n for p in pods for n in p.spec.requests} | {n for d in self.daemonsets for n in d.spec.requests}
         self.dims = (L.CPU, L.MEMORY, L.PODS) + tuple(sorted(names - {L.CPU, L.MEMORY, L.PODS}))
-        ordered = sorted(self.nodepools, key=lambda item: (-item[0].weight, item[0].name))
+        # OrderByWeight: heavier first; equal weights by name, descending (nps[a].Name > nps[b].Name).
+        ordered = sorted(sorted(self.nodepools, key=lambda item: item[0].name, reverse=True), key=lambda item: -item[0].weight)
         self.templates = []
         for np_, its in ordered:
             tpl = Template(np_, its, self.dims, self.daemonsets, len(self.templates))
@@ -50,6 +56,13 @@ class Scheduler:
         for limits in self.remaining.values():
             limits.setdefault(L.NODES, None)
         self._setup_existing()
+        self.n_existing = len(self.targets)
+        # In-flight NodeClaims by position (creation order), and their positions sorted by
+        # (pods, position) as int64 keys pods << 32 | position; `gen` counts each claim's commits.
+        self.claims: list = []
+        self.order = np.zeros(0, dtype=np.int64)
+        self.order_keys = np.zeros(0, dtype=np.int64)
+        self.gen = np.zeros(64, dtype=np.int64)
         self.hostnames = 0
         self.shapes: dict = {}
 
@@ -62,7 +75,8 @@ class Scheduler:
         by_node: dict = {}
         for pod in self.bound_pods:
             by_node.setdefault(pod.node_name, []).append(pod)
-        for node in sorted(self.nodes, key=lambda n: n.name):
+        # sortExistingNodes: initialized nodes first, then by name.
+        for node in sorted(self.nodes, key=lambda n: (not getattr(n, "initialized", True), n.name)):
             bound = by_node.get(node.name, [])
             used: dict = {}
             daemon_used: dict = {}
@@ -163,16 +177,108 @@ class Scheduler:
 
     # --- placing ----------------------------------------------------------------------------------
     def _add(self, variant: Variant, k: int):
-        targets, topology = self.targets, self.topology
+        targets, topology, n_existing = self.targets, self.topology, self.n_existing
         i = variant.next_alive(0)
-        while i < len(targets):
+        while i < n_existing:
             proposal = targets[i].propose(variant, k, topology)
             if proposal.n:
                 return targets[i], proposal, None
             if proposal.permanent:
                 variant.kill(i)
             i = variant.next_alive(i + 1)
+        if self.claims:
+            found = self._add_inflight(variant, k, topology)
+            if found is not None:
+                return found
         return self._new_nodeclaim(variant, k)
+
+    def _claim_state(self, variant: Variant):
+        """Per variant (shape): claims that never take it, and claims that rejected it at some
+        commit generation while its topology groups stood still (a rejection for now)."""
+        cap = len(self.gen)
+        state = variant.dead.get(_CLAIMS)
+        if state is None:
+            state = variant.dead[_CLAIMS] = [np.zeros(cap, dtype=bool), np.full(cap, -1, dtype=np.int64), None, False]
+        elif len(state[0]) < cap:
+            grow = cap - len(state[0])
+            state[0] = np.concatenate([state[0], np.zeros(grow, dtype=bool)])
+            state[1] = np.concatenate([state[1], np.full(grow, -1, dtype=np.int64)])
+        versions = tuple(g.version for g in variant.groups) + tuple(g.version for g in variant.sig.inverse_selecting)
+        if versions != state[2]:
+            if state[3]:
+                state[1].fill(-1)
+                state[3] = False
+            state[2] = versions
+        return state
+
+    def _add_inflight(self, variant: Variant, k: int, topology):
+        """scheduler.go `add`: in-flight NodeClaims sorted by pod count, fewest first."""
+        state = self._claim_state(variant)
+        dead, rejected_at = state[0], state[1]
+        order, gen, claims = self.order, self.gen, self.claims
+        live = order[~(dead[order] | (rejected_at[order] == gen[order]))]
+        # A zonal (non-hostname) required affinity admits only domains that already hold a
+        # matching pod: a NodeClaim pinned elsewhere is rejected without a full proposal.
+        pinned_out = []
+        for g in variant.groups:
+            if g.kind is AFFINITY and not g.hostname and g.nonempty:
+                pod_domains = variant.strict.get(g.key)
+                allowed = frozenset(d for d, c in g.counts.items() if c > 0 and pod_domains.has(d))
+                if allowed:
+                    pinned_out.append((g.key, allowed))
+        start = 0
+        while start < len(live):
+            chunk = live[start:start + 32].tolist()
+            for j, pos in enumerate(chunk):
+                claim = claims[pos]
+                if pinned_out and _pinned_elsewhere(claim.requirements, pinned_out):
+                    rejected_at[pos] = gen[pos]
+                    state[3] = True
+                    continue
+                proposal = claim.propose(variant, k, topology)
+                if proposal.n:
+                    if proposal.n > 1:
+                        proposal = self._while_first(variant, claim, live, start + j, proposal, topology)
+                    return claim, proposal, None
+                if proposal.permanent:
+                    dead[pos] = True
+                else:
+                    rejected_at[pos] = gen[pos]
+                    state[3] = True
+            start += 32
+        return None
+
+    def _while_first(self, variant, claim, live, j: int, proposal, topology):
+        """Bulk placement may only put on `claim` the pods one-by-one placement would: those that
+        still find it first in (pods, creation) order, before the next NodeClaim that could take them."""
+        if j + 1 < len(live):
+            nxt = self.claims[int(live[j + 1])]
+            cap = len(nxt.pods) - len(claim.pods) + (1 if claim.index < nxt.index else 0)
+            if cap < proposal.n:
+                return claim.propose(variant, cap, topology)
+        return proposal
+
+    def _reorder(self, claim, before) -> None:
+        """Keep `order` sorted after `claim` went from `before` pods (None: new) to its count now."""
+        pos = claim.index - self.n_existing
+        if before is None:
+            self.claims.append(claim)
+            if pos >= len(self.gen):
+                self.gen = np.concatenate([self.gen, np.zeros(len(self.gen), dtype=np.int64)])
+            old = None
+        else:
+            self.gen[pos] += 1
+            old = int(self.order_keys.searchsorted((before << 32) | pos))
+        key = (len(claim.pods) << 32) | pos
+        keys, order = self.order_keys, self.order
+        at = int(keys.searchsorted(key))
+        if old is None:
+            self.order_keys = np.concatenate((keys[:at], (key,), keys[at:]))
+            self.order = np.concatenate((order[:at], (pos,), order[at:]))
+        else:  # counts only grow: the claim moves right, from `old` to just before `at`
+            keys[old:at - 1] = keys[old + 1:at]
+            order[old:at - 1] = order[old + 1:at]
+            keys[at - 1], order[at - 1] = key, pos
 
     def _new_nodeclaim(self, variant: Variant, k: int):
         if not self.templates:
@@ -312,13 +418,24 @@ class Scheduler:
                             errors[pod] = err
                         break
                     target, variant, proposal = placed
+                    before = len(target.pods) if target.index >= self.n_existing else -1
                     target.commit(variant, proposal, run[i:i + n], self.topology)
+                    if before >= 0:
+                        self._reorder(target, before or None)
                     for pod in run[i:i + n]:
                         errors.pop(pod, None)
                     i += n
                     progress = True
             runs = failed
         return build_results(self.targets, pods, errors)
+
+
+def _pinned_elsewhere(reqs: Requirements, pinned_out) -> bool:
+    for key, allowed in pinned_out:
+        req = reqs.raw(key)
+        if req is not None and not req.complement and len(req.values) == 1 and next(iter(req.values)) not in allowed:
+            return True
+    return False
 
 
 def _canonical(reqs: Requirements) -> tuple:
