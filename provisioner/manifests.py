@@ -12,6 +12,15 @@ try:  # libyaml is several times faster on big renders; fall back to the pure-Py
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = yaml.SafeLoader
 
+
+
+class _KubectlLoader(_Loader):
+    """YAML 1.1 resolves a bare `=` to the `value` tag, which PyYAML cannot construct; kubectl
+    (go-yaml) reads it as the string "=" (e.g. a toleration or label value)."""
+
+
+_KubectlLoader.add_constructor("tag:yaml.org,2002:value", lambda loader, node: loader.construct_scalar(node))
+
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -37,7 +46,7 @@ def read_documents(path: str) -> tuple[list, list]:
         raise InputError(f"cannot read: {exc.strerror}", origin=path) from None
     docs, origins = [], []
     try:
-        loader = _Loader(text)
+        loader = _KubectlLoader(text)
         try:
             index = 0
             while loader.check_node():

@@ -48,7 +48,8 @@ def test_json_quantities_are_kubernetes_strings(tmp_path, capsys):
     _, data, _ = run_json(capsys, "-f", path)
     claim = data["nodeclaims"][0]
     assert claim["requests"] == {"cpu": "1", "memory": "1Gi", "pods": "1"}
-    assert claim["allocatable"] == {"cpu": "1930m", "ephemeral-storage": "17Gi", "memory": "6903Mi", "pods": "29"}
+    assert claim["allocatable"] == {"cpu": "1930m", "ephemeral-storage": "17Gi", "memory": "6903Mi", "pods": "29",
+                                    "vpc.amazonaws.com/pod-eni": "9"}
 
 
 def test_table_is_the_default_output(tmp_path, capsys):
