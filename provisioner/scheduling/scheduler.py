@@ -63,6 +63,10 @@ class Scheduler:
         self.order = np.zeros(0, dtype=np.int64)
         self.order_keys = np.zeros(0, dtype=np.int64)
         self.gen = np.zeros(64, dtype=np.int64)
+        # label key -> per-position code of a NodeClaim's single value for it (-1: not pinned),
+        # kept for the keys zonal affinities ask about, so pinned NodeClaims are masked in bulk.
+        self.pinned: dict = {}
+        self.pin_codes: dict = {}
         self.hostnames = 0
         self.shapes: dict = {}
 
@@ -216,47 +220,69 @@ class Scheduler:
         state = self._claim_state(variant)
         dead, rejected_at = state[0], state[1]
         order, gen, claims = self.order, self.gen, self.claims
-        live = order[~(dead[order] | (rejected_at[order] == gen[order]))]
         # A zonal (non-hostname) required affinity admits only domains that already hold a
-        # matching pod: a NodeClaim pinned elsewhere is rejected without a full proposal.
-        pinned_out = []
+        # matching pod: NodeClaims pinned elsewhere are rejected (for now) in bulk, without proposals.
+        excluded = []
         for g in variant.groups:
             if g.kind is AFFINITY and not g.hostname and g.nonempty:
                 pod_domains = variant.strict.get(g.key)
-                allowed = frozenset(d for d, c in g.counts.items() if c > 0 and pod_domains.has(d))
+                allowed = [d for d, c in g.counts.items() if c > 0 and pod_domains.has(d)]
                 if allowed:
-                    pinned_out.append((g.key, allowed))
-        start = 0
-        while start < len(live):
-            chunk = live[start:start + 32].tolist()
-            for j, pos in enumerate(chunk):
-                claim = claims[pos]
-                if pinned_out and _pinned_elsewhere(claim.requirements, pinned_out):
-                    rejected_at[pos] = gen[pos]
+                    codes, table = self._pinned_codes(g.key)
+                    excluded.append((codes, np.array([table[d] for d in allowed if d in table] or [-2], dtype=np.int64)))
+        # Most pods land on one of the first NodeClaims: mask a small head first, the rest at once.
+        m, start, step = len(order), 0, 64
+        while start < m:
+            chunk = order[start:start + step]
+            alive = ~(dead[chunk] | (rejected_at[chunk] == gen[chunk]))
+            for codes, allowed in excluded:
+                c = codes[chunk]
+                elsewhere = alive & (c >= 0) & ~np.isin(c, allowed)
+                if elsewhere.any():
+                    hit = chunk[elsewhere]
+                    rejected_at[hit] = gen[hit]
                     state[3] = True
-                    continue
+                    alive &= ~elsewhere
+            for i in np.flatnonzero(alive).tolist():
+                pos = int(chunk[i])
+                claim = claims[pos]
                 proposal = claim.propose(variant, k, topology)
                 if proposal.n:
                     if proposal.n > 1:
-                        proposal = self._while_first(variant, claim, live, start + j, proposal, topology)
+                        proposal = self._while_first(variant, claim, start + i, proposal, topology)
                     return claim, proposal, None
                 if proposal.permanent:
                     dead[pos] = True
                 else:
                     rejected_at[pos] = gen[pos]
                     state[3] = True
-            start += 32
+            start += step
+            step = m
         return None
 
-    def _while_first(self, variant, claim, live, j: int, proposal, topology):
+    def _while_first(self, variant, claim, at: int, proposal, topology):
         """Bulk placement may only put on `claim` the pods one-by-one placement would: those that
         still find it first in (pods, creation) order, before the next NodeClaim that could take them."""
-        if j + 1 < len(live):
-            nxt = self.claims[int(live[j + 1])]
-            cap = len(nxt.pods) - len(claim.pods) + (1 if claim.index < nxt.index else 0)
-            if cap < proposal.n:
-                return claim.propose(variant, cap, topology)
+        state = variant.dead[_CLAIMS]
+        rest = self.order[at + 1:]
+        if len(rest):
+            alive = ~(state[0][rest] | (state[1][rest] == self.gen[rest]))
+            if alive.any():
+                nxt = self.claims[int(rest[int(alive.argmax())])]
+                cap = len(nxt.pods) - len(claim.pods) + (1 if claim.index < nxt.index else 0)
+                if cap < proposal.n:
+                    return claim.propose(variant, cap, topology)
         return proposal
+
+    def _pinned_codes(self, key: str):
+        """Per-position codes of the NodeClaims' single value for `key` (tracked from now on)."""
+        if key not in self.pinned:
+            table = self.pin_codes.setdefault(key, {})
+            codes = np.full(len(self.gen), -1, dtype=np.int64)
+            for pos, claim in enumerate(self.claims):
+                codes[pos] = _pin_code(claim.requirements, key, table)
+            self.pinned[key] = codes
+        return self.pinned[key], self.pin_codes[key]
 
     def _reorder(self, claim, before) -> None:
         """Keep `order` sorted after `claim` went from `before` pods (None: new) to its count now."""
@@ -265,10 +291,14 @@ class Scheduler:
             self.claims.append(claim)
             if pos >= len(self.gen):
                 self.gen = np.concatenate([self.gen, np.zeros(len(self.gen), dtype=np.int64)])
+                for key, codes in self.pinned.items():
+                    self.pinned[key] = np.concatenate([codes, np.full(len(codes), -1, dtype=np.int64)])
             old = None
         else:
             self.gen[pos] += 1
             old = int(self.order_keys.searchsorted((before << 32) | pos))
+        for label, codes in self.pinned.items():  # its requirements may have narrowed
+            codes[pos] = _pin_code(claim.requirements, label, self.pin_codes[label])
         key = (len(claim.pods) << 32) | pos
         keys, order = self.order_keys, self.order
         at = int(keys.searchsorted(key))
@@ -430,12 +460,12 @@ class Scheduler:
         return build_results(self.targets, pods, errors)
 
 
-def _pinned_elsewhere(reqs: Requirements, pinned_out) -> bool:
-    for key, allowed in pinned_out:
-        req = reqs.raw(key)
-        if req is not None and not req.complement and len(req.values) == 1 and next(iter(req.values)) not in allowed:
-            return True
-    return False
+def _pin_code(reqs: Requirements, key: str, table: dict) -> int:
+    req = reqs.raw(key)
+    if req is None or req.complement or len(req.values) != 1:
+        return -1
+    (value,) = req.values
+    return table.setdefault(value, len(table))
 
 
 def _canonical(reqs: Requirements) -> tuple:
