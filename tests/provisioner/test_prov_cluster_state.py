@@ -459,3 +459,19 @@ def test_ebs_bandwidth_label_filters_instance_types():
     result = simulate([nodepool(requirements=[("karpenter.k8s.aws/instance-family", "In", "m5")]), nodeclass(),
                        pod("io", cpu="100m", required=[[req("karpenter.k8s.aws/instance-ebs-bandwidth", "Gt", "10000")]])])
     assert result.nodeclaims[0].instance_type in ("m5.12xlarge", "m5.16xlarge", "m5.24xlarge", "m5.metal")
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=20, deadline=None)
+@given(anchors=st.integers(1, 4), replicas=st.integers(1, 12), cpu=st.sampled_from(["100m", "500m", "1500m"]))
+def test_bulk_placement_matches_one_by_one_for_any_mix(anchors, replicas, cpu):
+    """scheduler.go add(): placing identical pods in bulk must give the pod counts per NodeClaim that
+    one pod at a time (each re-sorting the NodeClaims, fewest pods first) gives."""
+    anti = [term(HOST, {"role": "db"})]
+    base = [pod(f"db-{i}", labels={"role": "db"}, cpu="2", anti_affinity=anti) for i in range(anchors)]
+    bulk = core(*base, deployment("web", replicas=replicas, cpu=cpu))
+    single = core(*base, *[pod(f"web-{i}", labels={"app": "web", "i": str(i)}, cpu=cpu) for i in range(replicas)])
+    assert sorted(len(nc.pods) for nc in bulk.nodeclaims) == sorted(len(nc.pods) for nc in single.nodeclaims)
+    assert len(bulk.unschedulable) == len(single.unschedulable)
