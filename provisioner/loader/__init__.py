@@ -105,6 +105,9 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
     """
     docs = [(obj, origin) for obj, origin in _documents(list(objects), origins)
             if isinstance(obj, dict) and obj.get("kind")]
+    for obj, origin in docs:
+        if not isinstance(obj["kind"], str):
+            raise Ctx(origin, "object", _name(obj)).error("kind", f"expected a string, got {type(obj['kind']).__name__}")
     inputs = Inputs()
     # Namespaces first: pod affinity namespaceSelectors are resolved against their labels.
     for obj, _ in docs:

@@ -475,3 +475,9 @@ def test_bulk_placement_matches_one_by_one_for_any_mix(anchors, replicas, cpu):
     single = core(*base, *[pod(f"web-{i}", labels={"app": "web", "i": str(i)}, cpu=cpu) for i in range(replicas)])
     assert sorted(len(nc.pods) for nc in bulk.nodeclaims) == sorted(len(nc.pods) for nc in single.nodeclaims)
     assert len(bulk.unschedulable) == len(single.unschedulable)
+
+
+def test_non_string_kind_is_a_clear_input_error():
+    from provisioner import InputError
+    with pytest.raises(InputError, match="kind: expected a string, got list"):
+        simulate([{"apiVersion": "v1", "kind": ["Pod"], "metadata": {"name": "x"}}])
