@@ -68,6 +68,8 @@ def plan_pools(inputs: Inputs, pools, notes=()) -> SimulationResult:
     deleting = {s.node.name for s in cluster.deleting() if s.node is not None}
     names = {s.node.name: s.name for s in active if s.node is not None}
     nodes = [s.as_existing() for s in active]
+    for existing in nodes:  # CSINode objects carry the attach limits of registered nodes
+        existing.volume_limits = dict(inputs.volume_limits.get(existing.name, {}))
     bound = [p if names[p.node_name] == p.node_name else replace(p, node_name=names[p.node_name])
              for p in inputs.bound_pods if p.node_name in names]
     pending = list(inputs.pods) + rescheduled_pods(inputs.bound_pods, deleting)

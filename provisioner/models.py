@@ -93,6 +93,7 @@ class Pod:
     daemon: bool = False  # owned by a DaemonSet (only meaningful for pods bound to existing nodes)
     owner_kinds: frozenset = frozenset()  # kinds of its ownerReferences (IsOwnedBy...)
     terminating: bool = False  # metadata.deletionTimestamp is set
+    volumes: frozenset = frozenset()  # (CSI driver, "namespace/claim"): what counts against CSINode limits
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,7 @@ class ExistingNode:
     provider_id: str = ""
     deleting: bool = False  # metadata.deletionTimestamp is set
     initialized: bool = True  # see state.StateNode: unmanaged nodes are always initialized
+    volume_limits: dict = field(default_factory=dict)  # CSI driver -> attachable volumes (CSINode)
 
 
 @dataclass(eq=False)
@@ -189,6 +191,7 @@ class Volume:
     terms: tuple = ()  # tuple[Requirements]
     local: bool = False
     deleting: bool = False
+    driver: str = ""  # the CSI driver (spec.csi.driver, or the in-tree plugin's CSI name)
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,7 @@ class StorageClass:
     name: str
     binding_mode: str = "Immediate"
     allowed_topologies: tuple = ()  # tuple[Requirements], OR-ed
+    provisioner: str = ""
 
 
 @dataclass(eq=False)
@@ -244,6 +248,7 @@ class Inputs:
     claims: dict = field(default_factory=dict)  # (namespace, name) -> VolumeClaim
     volumes: dict = field(default_factory=dict)  # name -> Volume
     storage_classes: dict = field(default_factory=dict)  # name -> StorageClass
+    volume_limits: dict = field(default_factory=dict)  # node name -> {CSI driver: count} (CSINode)
 
 
 __all__ = [

@@ -19,11 +19,12 @@ from .fields import Ctx
 from .karpenter import load_node, load_nodeclaim, load_nodeclass, load_nodepool, load_overlay
 from .pods import CONTROLLER_KINDS, load_controller, load_daemonset, load_pod, replica_count
 from .provisionable import TERMINAL_PHASES, pod_reason, spec_reason
-from .storage import claim_templates, load_claim, load_storage_class, load_volume, volume_refs
+from .storage import claim_templates, load_claim, load_csinode, load_storage_class, load_volume, volume_refs
 
 _LOADED = {("karpenter.sh", "NodePool"), ("karpenter.k8s.aws", "EC2NodeClass"), ("karpenter.sh", "NodeOverlay"),
            ("karpenter.sh", "NodeClaim"), ("", "Node"), ("", "Pod"), ("apps", "DaemonSet"),
-           ("", "PersistentVolumeClaim"), ("", "PersistentVolume"), ("storage.k8s.io", "StorageClass")}
+           ("", "PersistentVolumeClaim"), ("", "PersistentVolume"), ("storage.k8s.io", "StorageClass"),
+           ("storage.k8s.io", "CSINode")}
 MODELLED = _LOADED | {("", "Namespace")} | {(g, k) for k, g in CONTROLLER_KINDS.items()}
 
 
@@ -159,6 +160,9 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
             if pod.node_name:
                 if status.get("phase") not in TERMINAL_PHASES:  # terminal pods hold no resources
                     inputs.bound_pods.append(pod)
+                    refs = volume_refs(ctx, obj.get("spec"), "spec")
+                    if refs:
+                        pod_volumes.append((pod, refs, ctx, "bound"))
                 continue
             reason = pod_reason(obj)
             if reason is not None:
@@ -178,6 +182,9 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
         elif group == "" and kind == "PersistentVolume":
             volume = load_volume(obj, ctx)
             inputs.volumes[volume.name] = volume
+        elif group == "storage.k8s.io" and kind == "CSINode":
+            node_name, limits = load_csinode(obj, ctx)
+            inputs.volume_limits[node_name] = limits
         elif group == "storage.k8s.io" and kind == "StorageClass":
             sc, is_default = load_storage_class(obj, ctx)
             inputs.storage_classes[sc.name] = sc
@@ -233,7 +240,7 @@ def _apply_volumes(inputs: Inputs, pod_volumes, default_class) -> None:
         return
     ignored = set()
     specs: dict = {}
-    for pod, refs, _ctx, _ in pod_volumes:
+    for pod, refs, _ctx, bound in pod_volumes:
         namespace = pod.spec.namespace
         claims = []
         for ref in refs:
@@ -242,6 +249,8 @@ def _apply_volumes(inputs: Inputs, pod_volumes, default_class) -> None:
                 if claim is None and len(ref) == 3:  # a StatefulSet claim its controller will create
                     claim = VolumeClaim(namespace, ref[1], storage_class=ref[2] or default_class or "")
                 if claim is None:
+                    if bound:
+                        continue  # usage of a running pod: an unknown claim counts for nothing
                     inputs.ignored.append((pod.name, f"persistentvolumeclaim {namespace}/{ref[1]} not found"))
                     ignored.add(pod)
                     break
@@ -251,6 +260,10 @@ def _apply_volumes(inputs: Inputs, pod_volumes, default_class) -> None:
                 claim = VolumeClaim(namespace, f"{pod.name.split('/', 1)[1]}-{ref[1]}", storage_class=ref[2] or default_class or "")
             claims.append(claim)
         if pod in ignored:
+            continue
+        pod.volumes = frozenset((driver, f"{c.namespace}/{c.name}") for c in claims
+                                if (driver := _driver(c, inputs)))
+        if bound:
             continue
         try:
             reqs = pod_volume_requirements(claims, inputs.volumes, inputs.storage_classes)
@@ -268,6 +281,15 @@ def _apply_volumes(inputs: Inputs, pod_volumes, default_class) -> None:
         pod.spec = spec
     if ignored:
         inputs.pods = [p for p in inputs.pods if p not in ignored]
+
+
+def _driver(claim: VolumeClaim, inputs: Inputs) -> str:
+    """scheduling.ResolveDriver: the bound volume's CSI driver, else the StorageClass provisioner."""
+    if claim.volume_name:
+        volume = inputs.volumes.get(claim.volume_name)
+        return volume.driver if volume else ""
+    sc = inputs.storage_classes.get(claim.storage_class)
+    return sc.provisioner if sc else ""
 
 
 def _unique(seen: dict, key, origin, ctx: Ctx) -> None:

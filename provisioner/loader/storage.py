@@ -16,6 +16,30 @@ def _node_selector_terms(ctx: Ctx, value, path: str) -> tuple:
                  for i, t in enumerate(ctx.sequence(value, path)))
 
 
+# csi-translation-lib: in-tree volume sources and provisioners and the CSI drivers that replace them.
+IN_TREE = {"awsElasticBlockStore": "ebs.csi.aws.com", "kubernetes.io/aws-ebs": "ebs.csi.aws.com",
+           "gcePersistentDisk": "pd.csi.storage.gke.io", "kubernetes.io/gce-pd": "pd.csi.storage.gke.io",
+           "azureDisk": "disk.csi.azure.com", "kubernetes.io/azure-disk": "disk.csi.azure.com",
+           "azureFile": "file.csi.azure.com", "kubernetes.io/azure-file": "file.csi.azure.com",
+           "cinder": "cinder.csi.openstack.org", "kubernetes.io/cinder": "cinder.csi.openstack.org",
+           "vsphereVolume": "csi.vsphere.vmware.com", "kubernetes.io/vsphere-volume": "csi.vsphere.vmware.com",
+           "portworxVolume": "pxd.portworx.com", "kubernetes.io/portworx-volume": "pxd.portworx.com"}
+
+
+def load_csinode(obj: dict, ctx: Ctx) -> tuple[str, dict]:
+    """(node name, {driver: attachable count}) of a storage.k8s.io/v1 CSINode."""
+    metadata = ctx.mapping(obj.get("metadata"), "metadata")
+    limits = {}
+    drivers = ctx.sequence(ctx.mapping(obj.get("spec"), "spec").get("drivers"), "spec.drivers")
+    for i, driver in enumerate(drivers):
+        driver = ctx.mapping(driver, f"spec.drivers[{i}]")
+        allocatable = ctx.mapping(driver.get("allocatable"), f"spec.drivers[{i}].allocatable")
+        count = ctx.integer(allocatable.get("count"), f"spec.drivers[{i}].allocatable.count")
+        if count is not None:
+            limits[ctx.string(driver.get("name"), f"spec.drivers[{i}].name")] = count
+    return ctx.string(metadata.get("name"), "metadata.name"), limits
+
+
 def load_claim(obj: dict, ctx: Ctx) -> VolumeClaim:
     metadata = ctx.mapping(obj.get("metadata"), "metadata")
     spec = ctx.mapping(obj.get("spec"), "spec")
@@ -45,6 +69,8 @@ def load_volume(obj: dict, ctx: Ctx) -> Volume:
         terms=_node_selector_terms(ctx, required.get("nodeSelectorTerms"), "spec.nodeAffinity.required.nodeSelectorTerms"),
         local=spec.get("local") is not None or spec.get("hostPath") is not None,
         deleting=metadata.get("deletionTimestamp") is not None,
+        driver=(ctx.string(ctx.mapping(spec.get("csi"), "spec.csi").get("driver"), "spec.csi.driver")
+                or next((d for source, d in IN_TREE.items() if spec.get(source) is not None), "")),
     )
 
 
@@ -63,8 +89,10 @@ def load_storage_class(obj: dict, ctx: Ctx) -> tuple[StorageClass, bool]:
             reqs.append(Requirement(L.NORMALIZED_LABELS.get(key, key), False, frozenset(values)))
         if reqs:
             alternatives.append(Requirements(reqs))
+    provisioner = ctx.string(obj.get("provisioner"), "provisioner")
     sc = StorageClass(ctx.string(metadata.get("name"), "metadata.name"),
-                      ctx.string(obj.get("volumeBindingMode"), "volumeBindingMode", "Immediate"), tuple(alternatives))
+                      ctx.string(obj.get("volumeBindingMode"), "volumeBindingMode", "Immediate"), tuple(alternatives),
+                      IN_TREE.get(provisioner, provisioner))
     return sc, str(annotations.get(DEFAULT_CLASS, "")).lower() == "true"
 
 

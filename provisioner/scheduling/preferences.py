@@ -115,3 +115,4 @@ class Signature:
         self.inverse_selecting: list = []  # other pods' required anti-affinity that excludes these pods
         self.topology_version = -1
         self.request_vector: tuple = ()
+        self.current_volumes: frozenset = frozenset()  # the next pod's (driver, claim) volumes (CSINode limits)

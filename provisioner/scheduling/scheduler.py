@@ -96,7 +96,12 @@ class Scheduler:
             reqs.add(hostname_requirement(node.labels[L.HOSTNAME]))
             remaining = [available.get(d, 0) for d in self.dims]
             schedulable = all(v >= 0 for v in available.values())
-            self.targets.append(ExistingTarget(node, reqs, remaining, schedulable, ports + list(daemon_ports), len(self.targets)))
+            target = ExistingTarget(node, reqs, remaining, schedulable, ports + list(daemon_ports), len(self.targets))
+            target.volume_limits = dict(getattr(node, "volume_limits", None) or {})
+            for pod in bound:
+                for driver, claim in pod.volumes:
+                    target.volume_usage.setdefault(driver, set()).add(claim)
+            self.targets.append(target)
             self.topology.existing.append((node.labels, node.taints, Requirements.from_labels(node.labels), [p.spec for p in bound]))
             pool = node.labels.get(L.NODEPOOL)
             if pool in self.remaining:  # existing capacity counts against the NodePool's limits
@@ -441,7 +446,9 @@ class Scheduler:
                 i = 0
                 while i < len(run):
                     self._refresh_counting(sig)
-                    placed, n, err = self._try_schedule(sig, len(run) - i)
+                    # Pods with volumes go one at a time: each brings its own claims to a node's CSI limits.
+                    sig.current_volumes = run[i].volumes
+                    placed, n, err = self._try_schedule(sig, 1 if run[i].volumes else len(run) - i)
                     if not n:
                         failed.append((sig, run[i:]))
                         for pod in run[i:]:

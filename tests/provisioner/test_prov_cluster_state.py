@@ -481,3 +481,22 @@ def test_non_string_kind_is_a_clear_input_error():
     from provisioner import InputError
     with pytest.raises(InputError, match="kind: expected a string, got list"):
         simulate([{"apiVersion": "v1", "kind": ["Pod"], "metadata": {"name": "x"}}])
+
+
+def test_csinode_attach_limit_sends_extra_volumes_to_a_new_node():
+    """suite_test.go (scheduling) "should launch multiple nodes if required due to volume limits";
+    existingnode.go CanAdd: volumeUsage.ExceedsLimits against the CSINode's allocatable count."""
+    csinode = {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "node-1"},
+               "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-1", "allocatable": {"count": 3}}]}}
+    sc = storage_class("gp3", ["test-zone-1", "test-zone-2", "test-zone-3"])
+    sc["provisioner"] = "kubernetes.io/aws-ebs"  # in-tree name, translated to the CSI driver
+    objs = [node("node-1", labels={HOST: "node-1", ZONE: "test-zone-1"}), csinode, sc]
+    for i in range(2):
+        objs += [pvc(f"a-{i}", storage_class="gp3"), pvc(f"b-{i}", storage_class="gp3")]
+        p = pod(f"db-{i}", cpu="100m")
+        p["spec"]["volumes"] = [{"name": "a", "persistentVolumeClaim": {"claimName": f"a-{i}"}},
+                                {"name": "b", "persistentVolumeClaim": {"claimName": f"b-{i}"}}]
+        objs.append(p)
+    result = core(*objs)
+    assert result.existing == {"node-1": ["default/db-0"]}
+    assert [nc.pods for nc in result.nodeclaims] == [["default/db-1"]]
