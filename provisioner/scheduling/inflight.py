@@ -63,15 +63,19 @@ class InflightClaims:
                 allowed = [d for d, c in g.counts.items() if c > 0 and pod_domains.has(d)]
                 if allowed:
                     codes, table = self._pinned_codes(g.key)
-                    excluded.append((codes, np.array([table[d] for d in allowed if d in table] or [-2], dtype=np.int64)))
+                    # ok[code] says whether a NodeClaim pinned to that value may take the pod; the
+                    # extra last entry (code -1: not pinned) is always allowed.
+                    ok = np.zeros(len(table) + 1, dtype=bool)
+                    ok[[table[d] for d in allowed if d in table]] = True
+                    ok[-1] = True
+                    excluded.append((codes, ok))
         # Most pods land on one of the first NodeClaims: mask a small head first, the rest at once.
         m, start, step = len(order), 0, 64
         while start < m:
             chunk = order[start:start + step]
             alive = ~(dead[chunk] | (rejected_at[chunk] == gen[chunk]))
-            for codes, allowed in excluded:
-                c = codes[chunk]
-                elsewhere = alive & (c >= 0) & ~np.isin(c, allowed)
+            for codes, ok in excluded:
+                elsewhere = alive & ~ok[codes[chunk]]
                 if elsewhere.any():
                     hit = chunk[elsewhere]
                     rejected_at[hit] = gen[hit]
