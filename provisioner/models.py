@@ -77,6 +77,7 @@ class PodSpec:
     anti_affinity: tuple = ()
     anti_affinity_preferred: tuple = ()
     host_ports: tuple = ()  # tuple[HostPort]
+    volume_requirements: object = None  # Requirements from its volumes' topology (volumetopology.go), or None
     key: tuple = ()  # canonical content, so equal specs from different controllers group together
 
     @property
@@ -90,6 +91,9 @@ class Pod:
     spec: PodSpec
     node_name: str | None = None
     daemon: bool = False  # owned by a DaemonSet (only meaningful for pods bound to existing nodes)
+    owner_kinds: frozenset = frozenset()  # kinds of its ownerReferences (IsOwnedBy...)
+    terminating: bool = False  # metadata.deletionTimestamp is set
+    volumes: frozenset = frozenset()  # (CSI driver, "namespace/claim"): what counts against CSINode limits
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,54 @@ class ExistingNode:
     taints: tuple
     allocatable: dict
     capacity: dict
+    provider_id: str = ""
+    deleting: bool = False  # metadata.deletionTimestamp is set
+    initialized: bool = True  # see state.StateNode: unmanaged nodes are always initialized
+    volume_limits: dict = field(default_factory=dict)  # CSI driver -> attachable volumes (CSINode)
+
+
+@dataclass(eq=False)
+class NodeClaimObject:
+    """A karpenter.sh/v1 NodeClaim read from the cluster (not one the scheduler plans)."""
+    name: str
+    labels: dict
+    taints: tuple
+    startup_taints: tuple
+    capacity: dict
+    allocatable: dict
+    provider_id: str = ""
+    node_name: str = ""
+    deleting: bool = False  # deletionTimestamp set or the InstanceTerminating condition true
+
+
+@dataclass(frozen=True)
+class VolumeClaim:
+    """A PersistentVolumeClaim: bound to a volume, or waiting for one of a StorageClass."""
+    namespace: str
+    name: str
+    volume_name: str = ""
+    storage_class: str = ""
+    deleting: bool = False
+    lost: bool = False
+    bind_completed: bool = True
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A PersistentVolume: its required node affinity terms (OR-ed), and whether it is local/hostPath."""
+    name: str
+    terms: tuple = ()  # tuple[Requirements]
+    local: bool = False
+    deleting: bool = False
+    driver: str = ""  # the CSI driver (spec.csi.driver, or the in-tree plugin's CSI name)
+
+
+@dataclass(frozen=True)
+class StorageClass:
+    name: str
+    binding_mode: str = "Immediate"
+    allowed_topologies: tuple = ()  # tuple[Requirements], OR-ed
+    provisioner: str = ""
 
 
 @dataclass(eq=False)
@@ -191,10 +243,17 @@ class Inputs:
     overlays: list = field(default_factory=list)
     namespaces: dict = field(default_factory=dict)  # name -> labels
     warnings: list = field(default_factory=list)
+    nodeclaims: list = field(default_factory=list)  # NodeClaimObject: launched capacity (cluster state)
+    ignored: list = field(default_factory=list)  # (pod name, reason): pods Karpenter does not provision for
+    claims: dict = field(default_factory=dict)  # (namespace, name) -> VolumeClaim
+    volumes: dict = field(default_factory=dict)  # name -> Volume
+    storage_classes: dict = field(default_factory=dict)  # name -> StorageClass
+    volume_limits: dict = field(default_factory=dict)  # node name -> {CSI driver: count} (CSINode)
 
 
 __all__ = [
     "ALL_NAMESPACES", "LabelSelector", "TopologySpreadConstraint", "PodAffinityTerm", "PodSpec", "Pod",
     "NodeClassRef", "NodePool", "KubeletConfig", "NodeClass", "NodeOverlay", "ExistingNode", "DaemonSet",
+    "NodeClaimObject", "VolumeClaim", "Volume", "StorageClass",
     "Offering", "InstanceType", "Inputs", "HostPort", "Taint", "Toleration",
 ]

@@ -78,6 +78,15 @@ def render_table(result: SimulationResult) -> str:
             out.append(f"  {_pods(names)}")
             out.append(f"    why: {reason}")
         out.append("")
+    if result.ignored:
+        out.append(f"Ignored pods, Karpenter does not provision for them ({len(result.ignored)}):")
+        by_reason = Counter(i.reason for i in result.ignored)
+        for reason in by_reason:
+            out.append(f"  {_pods([i.pod for i in result.ignored if i.reason == reason])}")
+            out.append(f"    why: {reason}")
+        out.append("")
+    if result.rounds > 1:
+        out.append(f"Provisioning rounds: {result.rounds} (NodeClaims deferred by NodePool limits launch in later rounds)")
     estimate = any(nc.price_is_estimate for nc in result.nodeclaims)
     out.append(f"Summary: {result.pods} pods, {result.scheduled} scheduled, {len(result.unschedulable)} unschedulable, "
                f"{len(result.nodeclaims)} new nodeclaims, ${result.price_usd_hour:.4f}/hour"

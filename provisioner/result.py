@@ -19,6 +19,7 @@ class NodeClaimResult:
     allocatable: dict  # milli-units: the instance type's allocatable
     instance_type_options: list  # every type the NodeClaim could launch as, cheapest first
     labels: dict = field(default_factory=dict)  # the node's labels as Karpenter would set them (not in to_dict)
+    round: int = 1  # the provisioning round that launched it
 
     def to_dict(self) -> dict:
         return {
@@ -27,11 +28,22 @@ class NodeClaimResult:
             "price_is_estimate": self.price_is_estimate, "pods": list(self.pods),
             "requests": format_resources(self.requests), "allocatable": format_resources(self.allocatable),
             "instance_type_options": list(self.instance_type_options),
+            "round": self.round,
         }
 
 
 @dataclass
 class Unschedulable:
+    pod: str
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"pod": self.pod, "reason": self.reason}
+
+
+@dataclass
+class Ignored:
+    """A pod Karpenter does not provision for (IsProvisionable / Validate), and why."""
     pod: str
     reason: str
 
@@ -46,6 +58,8 @@ class SimulationResult:
     existing: dict = field(default_factory=dict)  # node name -> pods placed on it (not part of to_dict)
     pods: int = 0
     warnings: list = field(default_factory=list)
+    ignored: list = field(default_factory=list)  # [Ignored]: not counted in `pods`
+    rounds: int = 1  # provisioning rounds Karpenter would run to reach this outcome
 
     @property
     def scheduled(self) -> int:
@@ -56,7 +70,7 @@ class SimulationResult:
         return sum(nc.price_usd_hour for nc in self.nodeclaims)
 
     def to_dict(self) -> dict:
-        """Exactly the documented `-o json` shape."""
+        """The documented `-o json` shape (`rounds` and `ignored` were added after the first three)."""
         return {
             "nodeclaims": [nc.to_dict() for nc in self.nodeclaims],
             "unschedulable": [u.to_dict() for u in self.unschedulable],
@@ -64,4 +78,6 @@ class SimulationResult:
                 "pods": self.pods, "scheduled": self.scheduled, "unschedulable": len(self.unschedulable),
                 "nodeclaims": len(self.nodeclaims), "price_usd_hour": round(self.price_usd_hour, 6),
             },
+            "rounds": self.rounds,
+            "ignored": [i.to_dict() for i in self.ignored],
         }

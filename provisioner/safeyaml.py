@@ -293,6 +293,9 @@ class _Constructor(_Parser):  # type: ignore[misc, valid-type]
 _Constructor.add_constructor("tag:yaml.org,2002:map", _yaml_map)
 _Constructor.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
 _Constructor.add_constructor("tag:yaml.org,2002:float", _finite_float)
+# YAML 1.1 resolves a bare `=` to the `value` tag, which PyYAML cannot construct; kubectl (go-yaml)
+# reads it as the string "=" (e.g. a toleration or label value).
+_Constructor.add_constructor("tag:yaml.org,2002:value", lambda loader, node: loader.construct_scalar(node))
 
 
 def _yaml_error(err: yaml.YAMLError, display: str) -> UnsafeInput:

@@ -10,15 +10,24 @@ from .facts import (DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, Catalo
 from .overlay import apply_overlays
 
 SHIPPED = "data/ec2-instance-types.json"
+EXTENDED = "data/ec2-extended-resources.json"
 _shipped: Catalog | None = None
 
 
 def shipped_catalog() -> Catalog:
-    """The catalog shipped in the package (a copy of shared/data/ec2-instance-types.json)."""
+    """The catalog shipped in the package (a copy of shared/data/ec2-instance-types.json), with the
+    extended resources and labels of data/ec2-extended-resources.json (see catalog/extended.py)."""
     global _shipped
     if _shipped is None:
         text = resources.files("provisioner").joinpath(SHIPPED).read_text(encoding="utf-8")
-        _shipped = catalog_from_dict(json.loads(text), origin=f"provisioner/{SHIPPED}")
+        data = json.loads(text)
+        extra = json.loads(resources.files("provisioner").joinpath(EXTENDED).read_text(encoding="utf-8"))["types"]
+        for item in data["instance_types"]:  # the shared file stays verbatim; its gaps are filled here
+            facts = extra.get(item["name"])
+            if facts:
+                item.setdefault("extended_resources", facts["resources"])
+                item.setdefault("labels", facts["labels"])
+        _shipped = catalog_from_dict(data, origin=f"provisioner/{SHIPPED}")
     return _shipped
 
 

@@ -55,6 +55,9 @@ class TypeFacts:
     bare_metal: bool = False
     price_od_usd_hour: float | None = None
     offerings: tuple | None = None  # explicit offerings replace the generated ones
+    # (resource, count): extended resources types.go advertises (pod-eni, efa, neuron, neuroncore, gaudi)
+    extended_resources: tuple = ()
+    extra_labels: tuple = ()  # (label, value) from DescribeInstanceTypes the catalog lacks (see extended.py)
 
     def eni_limited_pods(self) -> int:
         """max ENIs x (IPv4 per ENI - 1) + 2, the VPC CNI limit (ENILimitedPods with no reserved ENIs)."""
@@ -125,6 +128,8 @@ def facts_from_dict(item: dict, where: str) -> TypeFacts:
             size=str(item.get("size") or size), hypervisor=item.get("hypervisor"),
             bare_metal=bool(item.get("bare_metal", False)),
             price_od_usd_hour=_opt(item.get("price_od_usd_hour"), float), offerings=offerings,
+            extended_resources=tuple(sorted((str(k), int(v)) for k, v in (item.get("extended_resources") or {}).items())),
+            extra_labels=tuple(sorted((str(k), str(v)) for k, v in (item.get("labels") or {}).items())),
         )
     except (TypeError, ValueError) as exc:
         raise fail("", f"invalid field value: {exc}") from None

@@ -15,6 +15,8 @@ from ..scheduling.requirements import Requirement, Requirements
 VM_MEMORY_OVERHEAD_PERCENT = 0.075  # --vm-memory-overhead-percent default
 # kube-reserved CPU: 6% of the first core, 1% of the second, 0.5% of the next two, 0.25% above.
 CPU_RESERVED_LADDER = ((0, 1000, 0.06), (1000, 2000, 0.01), (2000, 4000, 0.005), (4000, 1 << 31, 0.0025))
+EXTRA_LABELS = (L.AWS + "instance-cpu-sustained-clock-speed-mhz", L.AWS + "instance-ebs-bandwidth",
+                L.AWS + "instance-encryption-in-transit-supported")
 WINDOWS_BUILDS = {"Windows2019": "10.0.17763", "Windows2022": "10.0.20348", "Windows2025": "10.0.26100"}
 
 
@@ -96,6 +98,9 @@ def capacity(facts, nodeclass: NodeClass) -> dict:
         cap[gpu_resource] = facts.gpus * 1000
     if facts.accelerator_manufacturer == "aws" and facts.accelerators:
         cap[L.AWS_NEURON] = facts.accelerators * 1000
+    for name, count in facts.extended_resources:  # pod-eni, efa, neuron(core): computeCapacity
+        if count:
+            cap[name] = count * 1000
     return cap
 
 
@@ -128,6 +133,7 @@ def requirements(facts, nodeclass: NodeClass, zones, region: str, capacity_types
         L.INSTANCE_ACCELERATOR_MANUFACTURER: facts.accelerator_manufacturer if facts.accelerators else "",
         L.INSTANCE_ACCELERATOR_COUNT: str(facts.accelerators) if facts.accelerators else "",
         L.CAPACITY_RESERVATION_ID: "", L.CAPACITY_RESERVATION_TYPE: "", L.CAPACITY_RESERVATION_INTERRUPTIBLE: "",
+        **{key: "" for key in EXTRA_LABELS}, **dict(facts.extra_labels),
     }
     reqs += [Requirement(key, False, frozenset([value] if value else [])) for key, value in optional.items()]
     return Requirements(reqs)

@@ -1,21 +1,33 @@
 """Turn Kubernetes object dicts (parsed YAML or API responses) into core models.
 
-Kinds other than the ones below, and documents without a `kind`, are ignored: renders also hold
-ServiceAccounts, ConfigMaps, Helm value files and the like.
+Kinds that are not modelled are ignored and listed in one warning; documents without a `kind`
+(renders also hold Helm value files) are skipped silently. What Kubernetes does to objects before
+Karpenter sees them is applied here: controllers run pods (only those not already in the input,
+following owner references), Job pods carry the Job controller's labels, hostNetwork pods claim
+their container ports on the host.
 """
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import InputError
-from ..models import Inputs
+from ..models import Inputs, VolumeClaim
+from ..scheduling.volumes import VolumeError, pod_volume_requirements
 from .fields import Ctx
-from .karpenter import load_node, load_nodeclass, load_nodepool, load_overlay
-from .pods import CONTROLLER_KINDS, MAX_PODS, load_controller, load_daemonset, load_pod
+from .karpenter import load_node, load_nodeclaim, load_nodeclass, load_nodepool, load_overlay
+from .pods import (CONTROLLER_KINDS, MAX_PODS, check_pod_ceiling, load_controller, load_daemonset, load_pod,
+                   replica_count)
+from .provisionable import TERMINAL_PHASES, pod_reason, spec_reason
+from .storage import claim_templates, load_claim, load_csinode, load_storage_class, load_volume, volume_refs
 
 
 _LOADED = {("karpenter.sh", "NodePool"), ("karpenter.k8s.aws", "EC2NodeClass"), ("karpenter.sh", "NodeOverlay"),
-           ("", "Node"), ("", "Pod"), ("apps", "DaemonSet")}
+           ("karpenter.sh", "NodeClaim"), ("", "Node"), ("", "Pod"), ("apps", "DaemonSet"),
+           ("", "PersistentVolumeClaim"), ("", "PersistentVolume"), ("storage.k8s.io", "StorageClass"),
+           ("storage.k8s.io", "CSINode")}
+MODELLED = _LOADED | {("", "Namespace")} | {(g, k) for k, g in CONTROLLER_KINDS.items()}
 
 
 def _group(obj: Mapping) -> str:
@@ -31,6 +43,10 @@ def _name(obj: Mapping) -> str:
     return f"{namespace}/{name}" if namespace else str(name)
 
 
+def _meta(obj: Mapping) -> dict:
+    return obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+
+
 def _documents(objects, origins):
     for i, obj in enumerate(objects):
         origin = origins[i] if origins is not None else None
@@ -43,10 +59,51 @@ def _documents(objects, origins):
             yield obj, origin
 
 
+class _Owners:
+    """Owner references among the input's objects: which controllers already have their
+    ReplicaSets or Pods in the input, so a dump's replicas are counted once."""
+
+    def __init__(self, docs):
+        self.keys: dict = {}  # uid or (kind, namespace, name) -> controller key
+        for obj, _ in docs:
+            if CONTROLLER_KINDS.get(obj["kind"]) == _group(obj):
+                meta = _meta(obj)
+                key = (obj["kind"], str(meta.get("namespace") or "default"), str(meta.get("name")))
+                self.keys[key] = key
+                if meta.get("uid"):
+                    self.keys[str(meta["uid"])] = key
+        self.children: Counter = Counter()  # controller key -> owned objects in the input
+        self.pods: Counter = Counter()  # controller key -> owned pods in the input (not terminal)
+        for obj, _ in docs:
+            kind = obj["kind"]
+            if not (kind == "Pod" and _group(obj) == "" or CONTROLLER_KINDS.get(kind) == _group(obj)):
+                continue
+            for owner in self.owners(obj):
+                self.children[owner] += 1
+                status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+                if kind == "Pod" and status.get("phase") not in TERMINAL_PHASES:
+                    self.pods[owner] += 1
+
+    def owners(self, obj) -> list:
+        meta = _meta(obj)
+        refs = meta.get("ownerReferences")
+        out = []
+        for ref in refs if isinstance(refs, list) else []:
+            if not isinstance(ref, dict):
+                continue
+            key = self.keys.get(str(ref.get("uid"))) if ref.get("uid") else None
+            if key is None:
+                key = self.keys.get((str(ref.get("kind")), str(meta.get("namespace") or "default"), str(ref.get("name"))))
+            if key is not None:
+                out.append(key)
+        return out
+
+
 def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = None, *,
                  max_pods: int = MAX_PODS) -> Inputs:
-    """Models for every NodePool, EC2NodeClass, NodeOverlay, Node, Namespace, Pod, Deployment,
-    ReplicaSet, StatefulSet, Job and DaemonSet in `objects`; raises InputError on invalid input.
+    """Models for every NodePool, EC2NodeClass, NodeOverlay, NodeClaim, Node, Namespace, Pod,
+    Deployment, ReplicaSet, StatefulSet, Job, ReplicationController, DaemonSet,
+    PersistentVolumeClaim, PersistentVolume and StorageClass in `objects`; raises InputError.
 
     `origins[i]`, when given, says where `objects[i]` came from and prefixes error messages.
     More than `max_pods` pods in all (MAX_PODS by default) is refused, naming the object that
@@ -63,10 +120,19 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
     # Namespaces first: pod affinity namespaceSelectors are resolved against their labels.
     for obj, _ in docs:
         if obj["kind"] == "Namespace" and _group(obj) == "":
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+            meta = _meta(obj)
             labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
             inputs.namespaces[str(meta.get("name"))] = {str(k): str(v) for k, v in labels.items()}
+    owners = _Owners(docs)
+    claimed_nodes = set()  # Nodes with a NodeClaim in the input may not report allocatable yet
+    for obj, _ in docs:
+        if obj["kind"] == "NodeClaim" and _group(obj) == "karpenter.sh" and isinstance(obj.get("status"), dict):
+            claimed_nodes.update({str(obj["status"].get("nodeName") or ""), str(obj["status"].get("providerID") or "")})
+    claimed_nodes.discard("")
     seen: dict = {}
+    unmodelled: Counter = Counter()
+    pod_volumes: list = []  # (pod, refs, ctx, controller pod index or None)
+    default_class = None
     for obj, origin in docs:
         kind, group = obj["kind"], _group(obj)
         ctx = Ctx(origin, kind, _name(obj))
@@ -84,27 +150,156 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
             inputs.nodeclasses[nodeclass.name] = nodeclass
         elif group == "karpenter.sh" and kind == "NodeOverlay":
             inputs.overlays.append(load_overlay(obj, ctx))
+        elif group == "karpenter.sh" and kind == "NodeClaim":
+            claim = load_nodeclaim(obj, ctx)
+            _unique(seen, ("NodeClaim", claim.name), origin, ctx)
+            inputs.nodeclaims.append(claim)
         elif group == "" and kind == "Node":
-            node = load_node(obj, ctx)
+            meta = _meta(obj)
+            spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+            allow = str(meta.get("name")) in claimed_nodes or str(spec.get("providerID") or "") in claimed_nodes
+            node = load_node(obj, ctx, allow_empty=allow)
             _unique(seen, ("Node", node.name), origin, ctx)
             inputs.nodes.append(node)
         elif group == "" and kind == "Pod":
             pod = load_pod(obj, ctx, inputs.namespaces)
-            if pod is not None:
-                (inputs.bound_pods if pod.node_name else inputs.pods).append(pod)
-                if len(inputs.pods) + len(inputs.bound_pods) > max_pods:
-                    raise ctx.error("", f"more than {max_pods:,} pods in the input (raise the ceiling with --max-pods)")
+            if len(inputs.pods) + len(inputs.bound_pods) >= max_pods:
+                raise ctx.error("", f"more than {max_pods:,} pods in the input (raise the ceiling with --max-pods)")
+            status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+            if pod.node_name:
+                if status.get("phase") not in TERMINAL_PHASES:  # terminal pods hold no resources
+                    inputs.bound_pods.append(pod)
+                    refs = volume_refs(ctx, obj.get("spec"), "spec")
+                    if refs:
+                        pod_volumes.append((pod, refs, ctx, "bound"))
+                continue
+            reason = pod_reason(obj)
+            if reason is not None:
+                inputs.ignored.append((pod.name, reason))
+                continue
+            refs = volume_refs(ctx, obj.get("spec"), "spec")
+            if refs:
+                pod_volumes.append((pod, refs, ctx, None))
+            inputs.pods.append(pod)
         elif CONTROLLER_KINDS.get(kind) == group:
-            room = max_pods - len(inputs.pods) - len(inputs.bound_pods)
-            inputs.pods.extend(load_controller(obj, ctx, kind, inputs.namespaces, limit=max(room, 0)))
+            _load_controller(obj, ctx, kind, inputs, owners, pod_volumes, max_pods)
         elif group == "apps" and kind == "DaemonSet":
             inputs.daemonsets.append(load_daemonset(obj, ctx, inputs.namespaces))
+        elif group == "" and kind == "PersistentVolumeClaim":
+            claim = load_claim(obj, ctx)
+            inputs.claims[(claim.namespace, claim.name)] = claim
+        elif group == "" and kind == "PersistentVolume":
+            volume = load_volume(obj, ctx)
+            inputs.volumes[volume.name] = volume
+        elif group == "storage.k8s.io" and kind == "CSINode":
+            node_name, limits = load_csinode(obj, ctx)
+            inputs.volume_limits[node_name] = limits
+        elif group == "storage.k8s.io" and kind == "StorageClass":
+            sc, is_default = load_storage_class(obj, ctx)
+            inputs.storage_classes[sc.name] = sc
+            if is_default:
+                default_class = sc.name
+        elif not (group == "" and kind == "Namespace"):
+            unmodelled[kind] += 1
+    if unmodelled:
+        listed = ", ".join(f"{kind} ({n})" for kind, n in sorted(unmodelled.items()))
+        inputs.warnings.append(f"kinds read but not modelled, ignored: {listed}")
+    _apply_volumes(inputs, pod_volumes, default_class)
     node_names = {n.name for n in inputs.nodes}
     for pod in inputs.bound_pods:
         if pod.node_name not in node_names:
             inputs.warnings.append(f"pod {pod.name} is bound to node {pod.node_name}, which is not in the input; ignored")
     inputs.bound_pods = [p for p in inputs.bound_pods if p.node_name in node_names]
     return inputs
+
+
+def _load_controller(obj, ctx, kind, inputs, owners: _Owners, pod_volumes, max_pods: int = MAX_PODS) -> None:
+    meta = _meta(obj)
+    key = (kind, str(meta.get("namespace") or "default"), str(meta.get("name")))
+    if kind == "Deployment" and owners.children[key] > owners.pods[key]:
+        return  # its ReplicaSets are in the input and run its pods
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    present = owners.pods[key]
+    count = max(replica_count(obj, ctx, kind) - present, 0)
+    if not count:
+        return
+    check_pod_ceiling(ctx, kind, count, max(max_pods - len(inputs.pods) - len(inputs.bound_pods), 0))
+    pods = load_controller(obj, ctx, kind, inputs.namespaces, count=count, start=present)
+    reason = spec_reason(template.get("spec"))
+    if reason is not None:
+        inputs.ignored.extend((p.name, reason) for p in pods)
+        return
+    refs = volume_refs(ctx, template.get("spec"), "spec.template.spec")
+    if kind == "StatefulSet":
+        namespace, name = key[1], key[2]
+        templates = claim_templates(ctx, spec)
+        for i, pod in enumerate(pods, start=present):
+            extra = tuple(("pvc", f"{tpl}-{name}-{i}", sc) for tpl, sc in templates)
+            if refs or extra:
+                pod_volumes.append((pod, refs + extra, ctx, None))
+    elif refs:
+        for pod in pods:
+            pod_volumes.append((pod, refs, ctx, None))
+    inputs.pods.extend(pods)
+
+
+def _apply_volumes(inputs: Inputs, pod_volumes, default_class) -> None:
+    """Volume topology per pod; pods whose claims Karpenter cannot use are ignored."""
+    if not pod_volumes:
+        return
+    ignored = set()
+    specs: dict = {}
+    for pod, refs, _ctx, bound in pod_volumes:
+        namespace = pod.spec.namespace
+        claims = []
+        for ref in refs:
+            if ref[0] == "pvc":
+                claim = inputs.claims.get((namespace, ref[1]))
+                if claim is None and len(ref) == 3:  # a StatefulSet claim its controller will create
+                    claim = VolumeClaim(namespace, ref[1], storage_class=ref[2] or default_class or "")
+                if claim is None:
+                    if bound:
+                        continue  # usage of a running pod: an unknown claim counts for nothing
+                    inputs.ignored.append((pod.name, f"persistentvolumeclaim {namespace}/{ref[1]} not found"))
+                    ignored.add(pod)
+                    break
+                if not claim.volume_name and not claim.storage_class and default_class:
+                    claim = replace(claim, storage_class=default_class)
+            else:  # a generic ephemeral volume: its claim is created with the pod
+                claim = VolumeClaim(namespace, f"{pod.name.split('/', 1)[1]}-{ref[1]}", storage_class=ref[2] or default_class or "")
+            claims.append(claim)
+        if pod in ignored:
+            continue
+        pod.volumes = frozenset((driver, f"{c.namespace}/{c.name}") for c in claims
+                                if (driver := _driver(c, inputs)))
+        if bound:
+            continue
+        try:
+            reqs = pod_volume_requirements(claims, inputs.volumes, inputs.storage_classes)
+        except VolumeError as exc:
+            inputs.ignored.append((pod.name, str(exc)))
+            ignored.add(pod)
+            continue
+        if reqs is None:
+            continue
+        cache_key = (id(pod.spec), repr(sorted((k, repr(r)) for k, r in reqs._reqs.items())))
+        spec = specs.get(cache_key)
+        if spec is None:
+            spec = specs[cache_key] = replace(pod.spec, volume_requirements=reqs,
+                                              key=pod.spec.key + (cache_key[1],))
+        pod.spec = spec
+    if ignored:
+        inputs.pods = [p for p in inputs.pods if p not in ignored]
+
+
+def _driver(claim: VolumeClaim, inputs: Inputs) -> str:
+    """scheduling.ResolveDriver: the bound volume's CSI driver, else the StorageClass provisioner."""
+    if claim.volume_name:
+        volume = inputs.volumes.get(claim.volume_name)
+        return volume.driver if volume else ""
+    sc = inputs.storage_classes.get(claim.storage_class)
+    return sc.provisioner if sc else ""
 
 
 def _unique(seen: dict, key, origin, ctx: Ctx) -> None:
@@ -114,4 +309,4 @@ def _unique(seen: dict, key, origin, ctx: Ctx) -> None:
     seen[key] = origin
 
 
-__all__ = ["MAX_PODS", "load_objects", "InputError"]
+__all__ = ["MAX_PODS", "MODELLED", "load_objects", "InputError"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import labels as L
 from .. import quantity
-from ..models import ExistingNode, KubeletConfig, NodeClass, NodeClassRef, NodeOverlay, NodePool
+from ..models import ExistingNode, KubeletConfig, NodeClaimObject, NodeClass, NodeClassRef, NodeOverlay, NodePool
 from ..scheduling.requirements import NODEPOOL_OPERATORS
 from ..scheduling.taints import Taint
 from .fields import Ctx
@@ -150,11 +150,12 @@ def load_overlay(obj: dict, ctx: Ctx) -> NodeOverlay:
     )
 
 
-def load_node(obj: dict, ctx: Ctx) -> ExistingNode:
+def load_node(obj: dict, ctx: Ctx, allow_empty: bool = False) -> ExistingNode:
+    """allow_empty: a Node whose NodeClaim is in the input may not report allocatable yet."""
     metadata = ctx.mapping(obj.get("metadata"), "metadata")
     spec = ctx.mapping(obj.get("spec"), "spec")
     status = ctx.mapping(obj.get("status"), "status")
-    if not status.get("allocatable"):
+    if not status.get("allocatable") and not allow_empty:
         raise ctx.error("status.allocatable", "missing: an existing Node needs status.allocatable")
     allocatable = ctx.resource_list(status.get("allocatable"), "status.allocatable")
     capacity = ctx.resource_list(status.get("capacity"), "status.capacity") or dict(allocatable)
@@ -164,4 +165,28 @@ def load_node(obj: dict, ctx: Ctx) -> ExistingNode:
     name = ctx.string(metadata.get("name"), "metadata.name")
     labels = ctx.string_map(metadata.get("labels"), "metadata.labels")
     labels.setdefault(L.HOSTNAME, name)
-    return ExistingNode(name, labels, taints, allocatable, capacity)
+    return ExistingNode(name, labels, taints, allocatable, capacity,
+                        provider_id=ctx.string(spec.get("providerID"), "spec.providerID"),
+                        deleting=metadata.get("deletionTimestamp") is not None)
+
+
+def load_nodeclaim(obj: dict, ctx: Ctx) -> NodeClaimObject:
+    """A NodeClaim Karpenter created; it is cluster state once launched (status.providerID)."""
+    metadata = ctx.mapping(obj.get("metadata"), "metadata")
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    status = ctx.mapping(obj.get("status"), "status")
+    allocatable = ctx.resource_list(status.get("allocatable"), "status.allocatable")
+    conditions = ctx.sequence(status.get("conditions"), "status.conditions")
+    terminating = any(isinstance(c, dict) and c.get("type") == "InstanceTerminating" and c.get("status") == "True"
+                      for c in conditions)
+    return NodeClaimObject(
+        name=ctx.string(metadata.get("name"), "metadata.name"),
+        labels=ctx.string_map(metadata.get("labels"), "metadata.labels"),
+        taints=ctx.taints(spec.get("taints"), "spec.taints"),
+        startup_taints=ctx.taints(spec.get("startupTaints"), "spec.startupTaints"),
+        capacity=ctx.resource_list(status.get("capacity"), "status.capacity") or dict(allocatable),
+        allocatable=allocatable,
+        provider_id=ctx.string(status.get("providerID"), "status.providerID"),
+        node_name=ctx.string(status.get("nodeName"), "status.nodeName"),
+        deleting=metadata.get("deletionTimestamp") is not None or terminating,
+    )

@@ -15,7 +15,8 @@ DAEMON_TOLERATIONS = tuple(Toleration(key, "Exists", "", effect) for key, effect
     ("node.kubernetes.io/disk-pressure", "NoSchedule"), ("node.kubernetes.io/memory-pressure", "NoSchedule"),
     ("node.kubernetes.io/pid-pressure", "NoSchedule"), ("node.kubernetes.io/unschedulable", "NoSchedule"),
 ))
-CONTROLLER_KINDS = {"Deployment": "apps", "ReplicaSet": "apps", "StatefulSet": "apps", "Job": "batch"}
+CONTROLLER_KINDS = {"Deployment": "apps", "ReplicaSet": "apps", "StatefulSet": "apps", "Job": "batch",
+                    "ReplicationController": ""}
 
 
 def label_selector(ctx: Ctx, value, path: str) -> LabelSelector:
@@ -108,12 +109,17 @@ def pod_spec(ctx: Ctx, metadata: dict, spec: dict, path: str, namespace: str, na
     spec = ctx.mapping(spec, path)
     labels = ctx.string_map(metadata.get("labels"), path[: -len("spec")] + "metadata.labels")
     containers, init_containers, host_ports = [], [], []
+    # The API server defaults hostPort to containerPort on hostNetwork pods (SetDefaults_Pod), so
+    # manifests that never spell out a hostPort still claim the node's port.
+    host_network = spec.get("hostNetwork") is True
     for i, c in enumerate(ctx.sequence(spec.get("containers"), f"{path}.containers")):
         c = ctx.mapping(c, f"{path}.containers[{i}]")
         containers.append(_container_requests(ctx, c, f"{path}.containers[{i}]"))
         for j, port in enumerate(ctx.sequence(c.get("ports"), f"{path}.containers[{i}].ports")):
             port = ctx.mapping(port, f"{path}.containers[{i}].ports[{j}]")
             host_port = ctx.integer(port.get("hostPort"), f"{path}.containers[{i}].ports[{j}].hostPort", 0)
+            if not host_port and host_network:
+                host_port = ctx.integer(port.get("containerPort"), f"{path}.containers[{i}].ports[{j}].containerPort", 0)
             if host_port:
                 host_ports.append(HostPort(ctx.string(port.get("hostIP"), "hostIP") or "0.0.0.0", host_port,
                                            ctx.string(port.get("protocol"), "protocol") or "TCP"))
@@ -165,17 +171,15 @@ def pod_spec(ctx: Ctx, metadata: dict, spec: dict, path: str, namespace: str, na
     return result
 
 
-def load_pod(obj: dict, ctx: Ctx, namespace_labels: dict) -> Pod | None:
+def load_pod(obj: dict, ctx: Ctx, namespace_labels: dict) -> Pod:
     metadata = ctx.mapping(obj.get("metadata"), "metadata")
-    status = ctx.mapping(obj.get("status"), "status")
-    if status.get("phase") in ("Succeeded", "Failed"):
-        return None  # terminal pods hold no resources
     namespace = ctx.string(metadata.get("namespace"), "metadata.namespace", "default")
     spec = pod_spec(ctx, metadata, obj.get("spec"), "spec", namespace, namespace_labels)
     owners = ctx.sequence(metadata.get("ownerReferences"), "metadata.ownerReferences")
-    daemon = any(isinstance(o, dict) and o.get("kind") == "DaemonSet" for o in owners)
+    kinds = frozenset(str(o.get("kind")) for o in owners if isinstance(o, dict) and o.get("kind"))
     node_name = ctx.string(ctx.mapping(obj.get("spec"), "spec").get("nodeName"), "spec.nodeName") or None
-    return Pod(f"{namespace}/{ctx.string(metadata.get('name'), 'metadata.name')}", spec, node_name, daemon)
+    return Pod(f"{namespace}/{ctx.string(metadata.get('name'), 'metadata.name')}", spec, node_name,
+               "DaemonSet" in kinds, kinds, metadata.get("deletionTimestamp") is not None)
 
 
 MAX_PODS = 100_000
@@ -183,11 +187,18 @@ MAX_PODS = 100_000
 `replicas: 10000000` typo is refused at once instead of planning for minutes."""
 
 
-def load_controller(obj: dict, ctx: Ctx, kind: str, namespace_labels: dict, limit: int = MAX_PODS) -> list:
-    metadata = ctx.mapping(obj.get("metadata"), "metadata")
+def job_labels(metadata: dict, labels: dict) -> dict:
+    """The labels the Job controller adds to its pods (job-name, controller-uid and their
+    batch.kubernetes.io/ forms), so selectors and anti-affinity can match them."""
+    name, uid = str(metadata.get("name")), metadata.get("uid")
+    out = {**labels, "job-name": name, "batch.kubernetes.io/job-name": name}
+    if uid:
+        out.update({"controller-uid": str(uid), "batch.kubernetes.io/controller-uid": str(uid)})
+    return out
+
+
+def replica_count(obj: dict, ctx: Ctx, kind: str) -> int:
     spec = ctx.mapping(obj.get("spec"), "spec")
-    namespace = ctx.string(metadata.get("namespace"), "metadata.namespace", "default")
-    name = ctx.string(metadata.get("name"), "metadata.name")
     if kind == "Job":
         count = ctx.integer(spec.get("parallelism"), "spec.parallelism", 1)
         completions = ctx.integer(spec.get("completions"), "spec.completions")
@@ -198,13 +209,33 @@ def load_controller(obj: dict, ctx: Ctx, kind: str, namespace_labels: dict, limi
     field = "spec.parallelism" if kind == "Job" else "spec.replicas"
     if count < 0:
         raise ctx.error(field, f"must be zero or more, got {count}")
+    return count
+
+
+def check_pod_ceiling(ctx: Ctx, kind: str, count: int, limit: int) -> None:
+    """Refuse a controller whose pods would cross the simulation's ceiling (`--max-pods`)."""
     if count > limit:
+        field = "spec.parallelism" if kind == "Job" else "spec.replicas"
         raise ctx.error(field, f"{count:,} pods exceed the ceiling of {limit:,} pods per simulation "
                                "(raise it with --max-pods)")
+
+
+def load_controller(obj: dict, ctx: Ctx, kind: str, namespace_labels: dict, count: int | None = None,
+                    start: int = 0) -> list:
+    """The controller's pods; `count` (default: its replicas) pods named from index `start`."""
+    metadata = ctx.mapping(obj.get("metadata"), "metadata")
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    namespace = ctx.string(metadata.get("namespace"), "metadata.namespace", "default")
+    name = ctx.string(metadata.get("name"), "metadata.name")
+    if count is None:
+        count = replica_count(obj, ctx, kind)
     template = ctx.mapping(spec.get("template"), "spec.template")
     tmeta = ctx.mapping(template.get("metadata"), "spec.template.metadata")
+    if kind == "Job":
+        tmeta = {**tmeta, "labels": job_labels(metadata, ctx.string_map(tmeta.get("labels"), "spec.template.metadata.labels"))}
     pod = pod_spec(ctx, tmeta, template.get("spec"), "spec.template.spec", namespace, namespace_labels)
-    return [Pod(f"{namespace}/{name}-{i}", pod) for i in range(max(count, 0))]
+    owner = frozenset({kind})
+    return [Pod(f"{namespace}/{name}-{i}", pod, owner_kinds=owner) for i in range(start, start + max(count, 0))]
 
 
 def load_daemonset(obj: dict, ctx: Ctx, namespace_labels: dict) -> DaemonSet:

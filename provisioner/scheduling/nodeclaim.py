@@ -139,6 +139,8 @@ class ExistingTarget:
         self.host_ports = list(host_ports)
         self.pods: list = []
         self.merge_cache: dict = {}
+        self.volume_limits: dict = {}  # CSI driver -> attachable volumes (CSINode), set by the scheduler
+        self.volume_usage: dict = {}  # CSI driver -> claims already attached
 
     def propose(self, variant, k: int, topology) -> Proposal:
         sig = variant.sig
@@ -147,6 +149,8 @@ class ExistingTarget:
                 return REJECT_FINAL
         if not self.schedulable or untolerated(self.taints, variant.tolerations) is not None:
             return REJECT_FINAL
+        if sig.current_volumes and self.volume_limits and self._exceeds_volume_limits(sig.current_volumes):
+            return REJECT_FOR_NOW  # volumeusage.go ExceedsLimits (another pod's claims may still fit)
         if sig.spec.host_ports and ports_conflict(sig.spec.host_ports, self.host_ports):
             return REJECT_FINAL
         request = sig.request_vector
@@ -168,9 +172,19 @@ class ExistingTarget:
             n = min([k] + [have // r for have, r in zip(self.remaining, request) if r > 0])
         return Proposal(n, requirements=reqs)
 
+    def _exceeds_volume_limits(self, volumes) -> bool:
+        for driver, limit in self.volume_limits.items():
+            mine = {claim for d, claim in volumes if d == driver}
+            if mine and len(self.volume_usage.get(driver, set()) | mine) > limit:
+                return True
+        return False
+
     def commit(self, variant, proposal: Proposal, pods, topology) -> None:
         sig, n = variant.sig, proposal.n
         self.pods.extend(pods)
+        for pod in pods:
+            for driver, claim in pod.volumes:
+                self.volume_usage.setdefault(driver, set()).add(claim)
         self.remaining = [have - n * r for have, r in zip(self.remaining, sig.request_vector)]
         if proposal.requirements != self.requirements:
             self.requirements = proposal.requirements

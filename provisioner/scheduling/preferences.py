@@ -72,6 +72,8 @@ class Variant:
                 self.requirements.add(*constraints.required_terms[0].values())
         else:
             self.requirements = strict
+        if spec.volume_requirements is not None:  # node requirements only, not the topology's strict ones
+            self.requirements = self.requirements.merged(spec.volume_requirements)
         self.tolerations = constraints.tolerations
         self.groups: list = []  # owned topology groups, filled by the scheduler
         self.monotone = True  # every rejection of a target is final (no zonal spread / affinity)
@@ -113,3 +115,4 @@ class Signature:
         self.inverse_selecting: list = []  # other pods' required anti-affinity that excludes these pods
         self.topology_version = -1
         self.request_vector: tuple = ()
+        self.current_volumes: frozenset = frozenset()  # the next pod's (driver, claim) volumes (CSINode limits)

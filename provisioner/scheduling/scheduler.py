@@ -1,10 +1,12 @@
 """The provisioning scheduler (pkg/controllers/provisioning/scheduling/scheduler.go).
 
 Pods are queued largest CPU first, then memory; each is placed on the first existing node that
-fits, else the first in-flight NodeClaim, else a new NodeClaim from the NodePools in weight order.
-Preferences are relaxed one step at a time on failure, and failed pods are retried while a pass
-makes progress. Identical pods form runs: a run of pods without topology of their own is placed
-in bulk (as many as fit on a target at once), which yields the same plan as one-by-one placement.
+fits (initialized nodes first, then by name), else on an in-flight NodeClaim of this round, tried
+fewest pods first as `add` re-sorts them, else on a new NodeClaim from the NodePools by weight
+(equal weights by name, descending, as `OrderByWeight` does). Preferences are relaxed one step at
+a time on failure, and failed pods are retried while a pass makes progress. Identical pods form
+runs: a run of pods without topology of their own is placed in bulk (as many as one-by-one
+placement would put on the same target), which yields the same plan as one-by-one placement.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from .. import labels as L
 from ..quantity import format_quantity
 from .daemons import overhead_for_node
 from .gcpause import gc_paused
+from .inflight import InflightClaims
 from .instance_selection import Template
 from .nodeclaim import WELL_KNOWN, ExistingTarget, NodeClaim, Proposal, hostname_requirement, merge_topology
 from .plan import PlannedNodeClaim, Results, build_results
@@ -35,7 +38,8 @@ class Scheduler:
     def _setup(self, pods):
         names = {n for p in pods for n in p.spec.requests} | {n for d in self.daemonsets for n in d.spec.requests}
         self.dims = (L.CPU, L.MEMORY, L.PODS) + tuple(sorted(names - {L.CPU, L.MEMORY, L.PODS}))
-        ordered = sorted(self.nodepools, key=lambda item: (-item[0].weight, item[0].name))
+        # OrderByWeight: heavier first; equal weights by name, descending (nps[a].Name > nps[b].Name).
+        ordered = sorted(sorted(self.nodepools, key=lambda item: item[0].name, reverse=True), key=lambda item: -item[0].weight)
         self.templates = []
         for np_, its in ordered:
             tpl = Template(np_, its, self.dims, self.daemonsets, len(self.templates))
@@ -51,6 +55,8 @@ class Scheduler:
         for limits in self.remaining.values():
             limits.setdefault(L.NODES, None)
         self._setup_existing()
+        self.n_existing = len(self.targets)
+        self.inflight = InflightClaims(self.n_existing)
         self.hostnames = 0
         self.shapes: dict = {}
 
@@ -63,7 +69,8 @@ class Scheduler:
         by_node: dict = {}
         for pod in self.bound_pods:
             by_node.setdefault(pod.node_name, []).append(pod)
-        for node in sorted(self.nodes, key=lambda n: n.name):
+        # sortExistingNodes: initialized nodes first, then by name.
+        for node in sorted(self.nodes, key=lambda n: (not getattr(n, "initialized", True), n.name)):
             bound = by_node.get(node.name, [])
             used: dict = {}
             daemon_used: dict = {}
@@ -79,7 +86,12 @@ class Scheduler:
             reqs.add(hostname_requirement(node.labels[L.HOSTNAME]))
             remaining = [available.get(d, 0) for d in self.dims]
             schedulable = all(v >= 0 for v in available.values())
-            self.targets.append(ExistingTarget(node, reqs, remaining, schedulable, ports + list(daemon_ports), len(self.targets)))
+            target = ExistingTarget(node, reqs, remaining, schedulable, ports + list(daemon_ports), len(self.targets))
+            target.volume_limits = dict(getattr(node, "volume_limits", None) or {})
+            for pod in bound:
+                for driver, claim in pod.volumes:
+                    target.volume_usage.setdefault(driver, set()).add(claim)
+            self.targets.append(target)
             self.topology.existing.append((node.labels, node.taints, Requirements.from_labels(node.labels), [p.spec for p in bound]))
             pool = node.labels.get(L.NODEPOOL)
             if pool in self.remaining:  # existing capacity counts against the NodePool's limits
@@ -164,15 +176,19 @@ class Scheduler:
 
     # --- placing ----------------------------------------------------------------------------------
     def _add(self, variant: Variant, k: int):
-        targets, topology = self.targets, self.topology
+        targets, topology, n_existing = self.targets, self.topology, self.n_existing
         i = variant.next_alive(0)
-        while i < len(targets):
+        while i < n_existing:
             proposal = targets[i].propose(variant, k, topology)
             if proposal.n:
                 return targets[i], proposal, None
             if proposal.permanent:
                 variant.kill(i)
             i = variant.next_alive(i + 1)
+        if self.inflight.claims:
+            found = self.inflight.add(variant, k, topology)
+            if found is not None:
+                return found
         return self._new_nodeclaim(variant, k)
 
     def _new_nodeclaim(self, variant: Variant, k: int):
@@ -310,14 +326,19 @@ class Scheduler:
                 i = 0
                 while i < len(run):
                     self._refresh_counting(sig)
-                    placed, n, err = self._try_schedule(sig, len(run) - i)
+                    # Pods with volumes go one at a time: each brings its own claims to a node's CSI limits.
+                    sig.current_volumes = run[i].volumes
+                    placed, n, err = self._try_schedule(sig, 1 if run[i].volumes else len(run) - i)
                     if not n:
                         failed.append((sig, run[i:]))
                         for pod in run[i:]:
                             errors[pod] = err
                         break
                     target, variant, proposal = placed
+                    before = len(target.pods) if target.index >= self.n_existing else -1
                     target.commit(variant, proposal, run[i:i + n], self.topology)
+                    if before >= 0:
+                        self.inflight.reorder(target, before or None)
                     for pod in run[i:i + n]:
                         errors.pop(pod, None)
                     i += n

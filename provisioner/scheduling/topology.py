@@ -40,7 +40,7 @@ class NodeFilter:
 
 class TopologyGroup:
     __slots__ = ("kind", "key", "namespaces", "selector", "max_skew", "min_domains", "node_filter",
-                 "counts", "nonempty", "hostname", "id")
+                 "counts", "nonempty", "hostname", "id", "version")
 
     def __init__(self, kind, key, namespaces, selector, max_skew=2**31 - 1, min_domains=None, node_filter=None):
         self.kind, self.key, self.namespaces, self.selector = kind, key, namespaces, selector
@@ -49,17 +49,29 @@ class TopologyGroup:
         self.nonempty = 0  # domains with a count above zero
         self.hostname = key == L.HOSTNAME
         self.id = 0
+        # Bumped whenever next_domains could answer differently: any count change for spread,
+        # a domain turning non-empty (or appearing) for affinity and anti-affinity.
+        self.version = 0
 
     def selects(self, spec) -> bool:
         return (self.namespaces is None or spec.namespace in self.namespaces) and self.selector.matches(spec.labels)
 
     def register(self, domain: str) -> None:
-        self.counts.setdefault(domain, 0)
+        if domain not in self.counts:
+            self.counts[domain] = 0
+            if not self.hostname:
+                self.version += 1
 
     def record(self, domain: str, n: int = 1) -> None:
         before = self.counts.get(domain, 0)
+        # On the hostname key a node only compares its own count (which changes with a commit to
+        # that node, tracked per NodeClaim by the scheduler) and whether any domain is non-empty.
         if before == 0:
             self.nonempty += 1
+            if not self.hostname or self.nonempty == 1:
+                self.version += 1
+        elif self.kind is SPREAD and not self.hostname:
+            self.version += 1
         self.counts[domain] = before + n
 
     def next_domains(self, pod_domains: Requirement, node_domains: Requirement, self_selecting: bool) -> Requirement:

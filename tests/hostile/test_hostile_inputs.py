@@ -174,11 +174,16 @@ def test_shipped_stack_files_still_load_through_the_bounded_loader():
 
 
 def test_advisor_in_flight_nodeclaim_with_mistyped_fields_is_not_a_crash():
-    """Objects from the API server are type-checked before use (labels, capacity, nodeName)."""
-    from provisioner.controller.pending import inflight_nodes
+    """Objects from the API server are type-checked before use: a NodeClaim whose labels or
+    nodeName have the wrong type is an InputError naming the key, never a traceback."""
+    from provisioner.errors import InputError
+    from provisioner.loader import load_objects
 
-    claim = {"metadata": {"name": "c", "uid": "u", "labels": [1]},
-             "status": {"allocatable": {"cpu": "1"}, "capacity": [1]}}
-    [node] = inflight_nodes([claim], [])
-    assert node["metadata"]["labels"] == {} and node["status"]["capacity"] == {"cpu": "1"}
-    assert inflight_nodes([{**claim, "status": {**claim["status"], "nodeName": ["x"]}}], []) == []
+    claim = {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+             "metadata": {"name": "c", "uid": "u", "labels": [1]},
+             "status": {"allocatable": {"cpu": "1"}, "providerID": "aws:///us-east-1a/i-1"}}
+    with pytest.raises(InputError, match="metadata.labels"):
+        load_objects([claim])
+    fixed = {**claim, "metadata": {"name": "c", "uid": "u"}, "status": {**claim["status"], "nodeName": ["x"]}}
+    with pytest.raises(InputError, match="status.nodeName"):
+        load_objects([fixed])

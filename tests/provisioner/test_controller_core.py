@@ -10,7 +10,7 @@ from provisioner.controller.controller import Controller
 from provisioner.controller.events import EventRecorder
 from provisioner.controller.kinds import WATCHED
 from provisioner.controller.metrics import Metrics
-from provisioner.controller.pending import INFLIGHT_ANNOTATION, inflight_nodes, is_bound, is_unschedulable, plan_input
+from provisioner.controller.pending import is_bound, is_unschedulable, plan_input
 from provisioner.controller.reflector import Reflector
 from provisioner.errors import InputError
 from tests.provisioner.controller_fakes import FakeKube, cluster, node, nodeclass, nodepool, pod
@@ -19,6 +19,7 @@ from tests.provisioner.controller_fakes import FakeKube, cluster, node, nodeclas
 def nodeclaim(name: str, *, node_name: str | None = None, launched: bool = True) -> dict:
     status: dict = {}
     if launched:
+        status["providerID"] = f"aws:///us-east-1a/i-{name}"
         status["allocatable"] = {"cpu": "3920m", "memory": "14Gi", "pods": "58"}
         status["capacity"] = {"cpu": "4", "memory": "16Gi", "pods": "58"}
     if node_name:
@@ -98,16 +99,6 @@ def test_catalog_source_is_exported_as_metric():
     assert metrics.registry.get_sample_value("provisioner_catalog_age_seconds") == 60.0
 
 
-def test_inflight_nodeclaim_becomes_node_without_startup_taints():
-    nodes = inflight_nodes([nodeclaim("default-abc"), nodeclaim("default-def", node_name="node-a"),
-                            nodeclaim("default-ghi", launched=False)], [node("node-a")])
-    assert [n["metadata"]["name"] for n in nodes] == ["default-abc"]
-    assert nodes[0]["spec"] == {"taints": []}
-    assert nodes[0]["status"]["allocatable"] == {"cpu": "3920m", "memory": "14Gi", "pods": "58"}
-    assert nodes[0]["metadata"]["annotations"] == {INFLIGHT_ANNOTATION: "default-abc"}
-    assert nodes[0]["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "m5.xlarge"
-
-
 def test_plan_input_holds_bound_and_pending_pods_but_not_finished_ones():
     done = pod("job-1", node="node-a")
     done["status"]["phase"] = "Succeeded"
@@ -117,7 +108,7 @@ def test_plan_input_holds_bound_and_pending_pods_but_not_finished_ones():
                "NodeOverlay": [overlay()]}
     names = [(o["kind"], o["metadata"]["name"]) for o in plan_input(objects, [pending])]
     assert names == [("EC2NodeClass", "default"), ("NodePool", "default"), ("NodeOverlay", "odigos"), ("Node", "node-a"),
-                     ("Node", "default-abc"), ("Pod", "db-0"), ("Pod", "web-0")]
+                     ("NodeClaim", "default-abc"), ("Pod", "db-0"), ("Pod", "web-0")]
     assert is_bound(bound) and not is_bound(done) and is_unschedulable(pending)
 
 
@@ -154,6 +145,26 @@ def test_advisor_on_real_core_counts_inflight_capacity():
     result = controller.reconcile(5.0)
     assert result["nodeclaims"] == []  # Karpenter already launched room for it
     assert result["unschedulable"] == []
+
+
+def test_advisor_raises_no_event_for_a_pod_karpenter_ignores():
+    """provisioner.go Validate / GetPendingPods: a pod whose required node affinity uses matchFields
+    is ignored ("ignoring pod"), never reported as unschedulable, so no "will never schedule" Event."""
+    fields = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-x"]}]}]}}}}
+    pinned = pod("pinned-0", cpu="1000")
+    pinned["spec"].update(fields)
+    kube = cluster(FakeKube(), nodeclass(), nodepool(), pinned)
+    holder = CatalogHolder(None, core.load_bundled, on_change=lambda c: None)
+    holder.refresh(0.0)
+    controller = Controller(plan=core.make_plan(holder, "us-east-1"), metrics=Metrics(), validate=core.validate,
+                            recorder=EventRecorder(kube, bucket=TokenBucket(10, 10), instance="test"))
+    for kind in WATCHED:
+        Reflector(kind, kube, lambda m: controller.handle(m, 0.0)).step()
+    result = controller.reconcile(5.0)
+    assert result["unschedulable"] == [] and result["nodeclaims"] == []
+    assert result["ignored"] == [{"pod": "default/pinned-0", "reason": "node selector term with matchFields is not supported"}]
+    assert kube.events == {}
 
 
 def test_catalog_holder_starts_on_bundled_then_refresh_switches_to_live():

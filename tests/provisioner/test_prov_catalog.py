@@ -20,12 +20,19 @@ def shipped(name, nodeclass_model=NodeClass("default")):
 
 # Expected values from Karpenter's generated docs (website/content/en/v1.14/reference/instance-types.md).
 @pytest.mark.parametrize("name,expected", [
-    ("m5.large", {"cpu": "1930m", "ephemeral-storage": "17Gi", "memory": "6903Mi", "pods": "29"}),
-    ("m7g.xlarge", {"cpu": "3920m", "ephemeral-storage": "17Gi", "memory": "14103Mi", "pods": "58"}),
+    ("m5.large", {"cpu": "1930m", "ephemeral-storage": "17Gi", "memory": "6903Mi", "pods": "29",
+                  "vpc.amazonaws.com/pod-eni": "9"}),
+    ("m7g.xlarge", {"cpu": "3920m", "ephemeral-storage": "17Gi", "memory": "14103Mi", "pods": "58",
+                    "vpc.amazonaws.com/pod-eni": "18"}),
     ("t3.nano", {"cpu": "1930m", "ephemeral-storage": "17Gi", "memory": "74Mi", "pods": "4"}),
-    ("p4d.24xlarge", {"cpu": "95690m", "ephemeral-storage": "17Gi", "memory": "1082712Mi", "nvidia.com/gpu": "8", "pods": "737"}),
+    ("p4d.24xlarge", {"cpu": "95690m", "ephemeral-storage": "17Gi", "memory": "1082712Mi", "nvidia.com/gpu": "8", "pods": "737",
+                      "vpc.amazonaws.com/efa": "4", "vpc.amazonaws.com/pod-eni": "62"}),
+    ("inf2.xlarge", {"aws.amazon.com/neuron": "1", "aws.amazon.com/neuroncore": "2", "cpu": "3920m",
+                     "ephemeral-storage": "17Gi", "memory": "14162Mi", "pods": "58", "vpc.amazonaws.com/pod-eni": "18"}),
 ])
 def test_shipped_allocatable_matches_karpenter_docs(name, expected):
+    """types.go computeCapacity, including the extended resources (pod-eni of trunking-capable
+    types, efa, neuron, neuroncore) that the docs list per type."""
     assert format_resources(shipped(name).allocatable) == expected
 
 

@@ -31,9 +31,12 @@ def test_json_output_has_exactly_the_documented_shape(tmp_path, capsys):
     path = write(tmp_path, "a.yaml", nodepool(), nodeclass(), pod("p", cpu="1"), pod("q", node_selector={"x": "y"}))
     code, data, _ = run_json(capsys, "-f", path)
     assert code == 0
-    assert list(data) == ["nodeclaims", "unschedulable", "summary"]
+    # The first three keys keep their shape; issue 13 added `rounds`, `ignored` and a NodeClaim's `round`.
+    assert list(data) == ["nodeclaims", "unschedulable", "summary", "rounds", "ignored"]
     assert list(data["nodeclaims"][0]) == ["nodepool", "instance_type", "capacity_type", "zone", "price_usd_hour",
-                                           "price_is_estimate", "pods", "requests", "allocatable", "instance_type_options"]
+                                           "price_is_estimate", "pods", "requests", "allocatable", "instance_type_options",
+                                           "round"]
+    assert data["rounds"] == 1 and data["ignored"] == []
     assert list(data["unschedulable"][0]) == ["pod", "reason"]
     assert data["summary"] == {"pods": 2, "scheduled": 1, "unschedulable": 1, "nodeclaims": 1,
                                "price_usd_hour": data["nodeclaims"][0]["price_usd_hour"]}
@@ -45,7 +48,8 @@ def test_json_quantities_are_kubernetes_strings(tmp_path, capsys):
     _, data, _ = run_json(capsys, "-f", path)
     claim = data["nodeclaims"][0]
     assert claim["requests"] == {"cpu": "1", "memory": "1Gi", "pods": "1"}
-    assert claim["allocatable"] == {"cpu": "1930m", "ephemeral-storage": "17Gi", "memory": "6903Mi", "pods": "29"}
+    assert claim["allocatable"] == {"cpu": "1930m", "ephemeral-storage": "17Gi", "memory": "6903Mi", "pods": "29",
+                                    "vpc.amazonaws.com/pod-eni": "9"}
 
 
 def test_table_is_the_default_output(tmp_path, capsys):

@@ -252,9 +252,10 @@ def test_heaviest_nodepool_is_used_first():
     assert result.nodeclaims[0].nodepool == "heavy"
 
 
-def test_equal_weights_fall_back_to_nodepool_name():
-    result = core(nodepool("b-pool"), nodepool("a-pool"), pod())
-    assert result.nodeclaims[0].nodepool == "a-pool"
+def test_equal_weights_fall_back_to_nodepool_name_descending():
+    """pkg/utils/nodepool/nodepool.go OrderByWeight: equal weights sort by `nps[a].Name > nps[b].Name`."""
+    result = core(nodepool("a-pool"), nodepool("b-pool"), pod())
+    assert result.nodeclaims[0].nodepool == "b-pool"
 
 
 def test_explicitly_selected_nodepool_wins_over_heavier_ones():

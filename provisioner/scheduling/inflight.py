@@ -1,0 +1,157 @@
+"""In-flight NodeClaims of a scheduling run, in Karpenter's order (scheduler.go `add` sorts
+`newNodeClaims` by pod count, fewest first, before every pod).
+
+The order is kept incrementally as a sorted numpy array of positions (keys pods << 32 | position).
+Per pod shape (Variant, shared by shape), numpy masks drop the NodeClaims that can never take it
+and those that rejected it at their current commit generation while its topology groups stood
+still (a rejection "for now"); NodeClaims pinned outside a zonal affinity's domains are rejected
+in bulk. Bulk placement stops where one-by-one placement would move on to the next NodeClaim.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .requirements import Requirements
+from .topology import AFFINITY
+
+_CLAIMS = "claims"  # key of the per-variant NodeClaim masks in Variant.dead (its int keys are target indices)
+
+
+class InflightClaims:
+    def __init__(self, n_existing: int):
+        self.n_existing = n_existing  # NodeClaim target indices start here
+        self.claims: list = []  # by position (creation order)
+        self.order = np.zeros(0, dtype=np.int64)
+        self.order_keys = np.zeros(0, dtype=np.int64)
+        self.gen = np.zeros(64, dtype=np.int64)  # commits per NodeClaim
+        # label key -> per-position code of a NodeClaim's single value for it (-1: not pinned),
+        # kept for the keys zonal affinities ask about.
+        self.pinned: dict = {}
+        self.pin_codes: dict = {}
+
+    def state(self, variant):
+        """Per variant (shape): claims that never take it, and claims that rejected it at some
+        commit generation while its topology groups stood still (a rejection for now)."""
+        cap = len(self.gen)
+        state = variant.dead.get(_CLAIMS)
+        if state is None:
+            state = variant.dead[_CLAIMS] = [np.zeros(cap, dtype=bool), np.full(cap, -1, dtype=np.int64), None, False]
+        elif len(state[0]) < cap:
+            grow = cap - len(state[0])
+            state[0] = np.concatenate([state[0], np.zeros(grow, dtype=bool)])
+            state[1] = np.concatenate([state[1], np.full(grow, -1, dtype=np.int64)])
+        versions = tuple(g.version for g in variant.groups) + tuple(g.version for g in variant.sig.inverse_selecting)
+        if versions != state[2]:
+            if state[3]:
+                state[1].fill(-1)
+                state[3] = False
+            state[2] = versions
+        return state
+
+    def add(self, variant, k: int, topology):
+        """scheduler.go `add`: the first in-flight NodeClaim, fewest pods first, that takes the pod:
+        (claim, proposal, None), or None."""
+        state = self.state(variant)
+        dead, rejected_at = state[0], state[1]
+        order, gen, claims = self.order, self.gen, self.claims
+        # A zonal (non-hostname) required affinity admits only domains that already hold a
+        # matching pod: NodeClaims pinned elsewhere are rejected (for now) in bulk, without proposals.
+        excluded = []
+        for g in variant.groups:
+            if g.kind is AFFINITY and not g.hostname and g.nonempty:
+                pod_domains = variant.strict.get(g.key)
+                allowed = [d for d, c in g.counts.items() if c > 0 and pod_domains.has(d)]
+                if allowed:
+                    codes, table = self._pinned_codes(g.key)
+                    # ok[code] says whether a NodeClaim pinned to that value may take the pod; the
+                    # extra last entry (code -1: not pinned) is always allowed.
+                    ok = np.zeros(len(table) + 1, dtype=bool)
+                    ok[[table[d] for d in allowed if d in table]] = True
+                    ok[-1] = True
+                    excluded.append((codes, ok))
+        # Most pods land on one of the first NodeClaims: mask a small head first, the rest at once.
+        m, start, step = len(order), 0, 64
+        while start < m:
+            chunk = order[start:start + step]
+            alive = ~(dead[chunk] | (rejected_at[chunk] == gen[chunk]))
+            for codes, ok in excluded:
+                elsewhere = alive & ~ok[codes[chunk]]
+                if elsewhere.any():
+                    hit = chunk[elsewhere]
+                    rejected_at[hit] = gen[hit]
+                    state[3] = True
+                    alive &= ~elsewhere
+            for i in np.flatnonzero(alive).tolist():
+                pos = int(chunk[i])
+                claim = claims[pos]
+                proposal = claim.propose(variant, k, topology)
+                if proposal.n:
+                    if proposal.n > 1:
+                        proposal = self._while_first(variant, claim, start + i, proposal, topology)
+                    return claim, proposal, None
+                if proposal.permanent:
+                    dead[pos] = True
+                else:
+                    rejected_at[pos] = gen[pos]
+                    state[3] = True
+            start += step
+            step = m
+        return None
+
+    def _while_first(self, variant, claim, at: int, proposal, topology):
+        """Bulk placement may only put on `claim` the pods one-by-one placement would: those that
+        still find it first in (pods, creation) order, before the next NodeClaim that could take them."""
+        state = variant.dead[_CLAIMS]
+        rest = self.order[at + 1:]
+        if len(rest):
+            alive = ~(state[0][rest] | (state[1][rest] == self.gen[rest]))
+            if alive.any():
+                nxt = self.claims[int(rest[int(alive.argmax())])]
+                cap = len(nxt.pods) - len(claim.pods) + (1 if claim.index < nxt.index else 0)
+                if cap < proposal.n:
+                    return claim.propose(variant, cap, topology)
+        return proposal
+
+    def _pinned_codes(self, key: str):
+        """Per-position codes of the NodeClaims' single value for `key` (tracked from now on)."""
+        if key not in self.pinned:
+            table = self.pin_codes.setdefault(key, {})
+            codes = np.full(len(self.gen), -1, dtype=np.int64)
+            for pos, claim in enumerate(self.claims):
+                codes[pos] = _pin_code(claim.requirements, key, table)
+            self.pinned[key] = codes
+        return self.pinned[key], self.pin_codes[key]
+
+    def reorder(self, claim, before) -> None:
+        """Keep `order` sorted after `claim` went from `before` pods (None: new) to its count now."""
+        pos = claim.index - self.n_existing
+        if before is None:
+            self.claims.append(claim)
+            if pos >= len(self.gen):
+                self.gen = np.concatenate([self.gen, np.zeros(len(self.gen), dtype=np.int64)])
+                for key, codes in self.pinned.items():
+                    self.pinned[key] = np.concatenate([codes, np.full(len(codes), -1, dtype=np.int64)])
+            old = None
+        else:
+            self.gen[pos] += 1
+            old = int(self.order_keys.searchsorted((before << 32) | pos))
+        for label, codes in self.pinned.items():  # its requirements may have narrowed
+            codes[pos] = _pin_code(claim.requirements, label, self.pin_codes[label])
+        key = (len(claim.pods) << 32) | pos
+        keys, order = self.order_keys, self.order
+        at = int(keys.searchsorted(key))
+        if old is None:
+            self.order_keys = np.concatenate((keys[:at], (key,), keys[at:]))
+            self.order = np.concatenate((order[:at], (pos,), order[at:]))
+        else:  # counts only grow: the claim moves right, from `old` to just before `at`
+            keys[old:at - 1] = keys[old + 1:at]
+            order[old:at - 1] = order[old + 1:at]
+            keys[at - 1], order[at - 1] = key, pos
+
+
+def _pin_code(reqs: Requirements, key: str, table: dict) -> int:
+    req = reqs.raw(key)
+    if req is None or req.complement or len(req.values) != 1:
+        return -1
+    (value,) = req.values
+    return table.setdefault(value, len(table))

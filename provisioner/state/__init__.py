@@ -1,0 +1,5 @@
+"""Cluster state as Karpenter's `pkg/controllers/state` keeps it: Nodes joined to NodeClaims."""
+from .cluster import Cluster, build_cluster
+from .statenode import StateNode
+
+__all__ = ["Cluster", "StateNode", "build_cluster"]

@@ -1,0 +1,52 @@
+"""Cluster state from a set of loaded objects (pkg/controllers/state/cluster.go, provisioner.go).
+
+Nodes and NodeClaims are joined by provider ID (a Node without one is keyed by its name, as
+`UpdateNode` does); a NodeClaim enters state only once it launched (status.providerID). Nodes
+marked for deletion are not used; the reschedulable pods bound to them (active, or a terminating
+StatefulSet pod; not a DaemonSet's or a static pod: `IsReschedulable`) are scheduled again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..models import Pod
+from .statenode import StateNode
+
+
+@dataclass
+class Cluster:
+    nodes: list = field(default_factory=list)  # [StateNode], in a stable order (by name)
+
+    def active(self) -> list:
+        return [n for n in self.nodes if not n.marked_for_deletion]
+
+    def deleting(self) -> list:
+        return [n for n in self.nodes if n.marked_for_deletion]
+
+
+def build_cluster(nodes, nodeclaims) -> Cluster:
+    by_id: dict = {}
+    for node in nodes:
+        by_id[node.provider_id or node.name] = StateNode(node=node)
+    for claim in nodeclaims:
+        if not claim.provider_id:
+            continue  # not launched: not cluster state yet
+        state = by_id.get(claim.provider_id)
+        if state is None and claim.node_name and claim.node_name in by_id and by_id[claim.node_name].nodeclaim is None:
+            state = by_id[claim.node_name]  # a Node without spec.providerID, named in the NodeClaim
+        if state is None:
+            by_id[claim.provider_id] = StateNode(nodeclaim=claim)
+        else:
+            state.nodeclaim = claim
+    return Cluster(sorted(by_id.values(), key=lambda n: n.name))
+
+
+def is_reschedulable(pod: Pod) -> bool:
+    active = not pod.terminating
+    return ((active or (pod.terminating and "StatefulSet" in pod.owner_kinds))
+            and "DaemonSet" not in pod.owner_kinds and "Node" not in pod.owner_kinds)
+
+
+def rescheduled_pods(bound_pods, deleting_names) -> list:
+    """Pods of nodes being deleted, as pending pods (their nodeName cleared)."""
+    return [replace(p, node_name=None) for p in bound_pods if p.node_name in deleting_names and is_reschedulable(p)]

@@ -1,0 +1,114 @@
+"""One node of cluster state: a Node, its NodeClaim, or both (pkg/controllers/state/statenode.go).
+
+A NodeClaim that launched (it has a providerID) but has no Node yet is in-flight capacity: the
+scheduler sees it with the NodeClaim's labels, taints and allocatable. A Karpenter-managed node
+that is registered but not initialized ignores its startup taints and the known ephemeral ones,
+and takes any resource its Node still reports as zero (an extended resource before its device
+plugin starts) from the NodeClaim. Unmanaged nodes are always registered and initialized.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import labels as L
+from ..models import ExistingNode, NodeClaimObject
+from ..scheduling.taints import Taint
+
+# scheduling.KnownEphemeralTaints (exact key/value/effect) and KnownEphemeralTaintKeyPrefixes.
+KNOWN_EPHEMERAL_TAINTS = (
+    Taint("node.kubernetes.io/not-ready", "", "NoSchedule"), Taint("node.kubernetes.io/not-ready", "", "NoExecute"),
+    Taint("node.kubernetes.io/unreachable", "", "NoSchedule"),
+    Taint("node.cloudprovider.kubernetes.io/uninitialized", "true", "NoSchedule"),
+    Taint("karpenter.sh/unregistered", "", "NoExecute"),
+)
+EPHEMERAL_TAINT_PREFIXES = ("readiness.k8s.io/",)
+
+
+def _matches(a: Taint, b: Taint) -> bool:
+    """corev1.Taint.MatchTaint: same key and effect (the value is not compared)."""
+    return a.key == b.key and a.effect == b.effect
+
+
+def is_known_ephemeral(taint: Taint) -> bool:
+    return any(_matches(t, taint) for t in KNOWN_EPHEMERAL_TAINTS) or taint.key.startswith(EPHEMERAL_TAINT_PREFIXES)
+
+
+@dataclass(eq=False)
+class StateNode:
+    node: ExistingNode | None = None
+    nodeclaim: NodeClaimObject | None = None
+
+    @property
+    def managed(self) -> bool:
+        return self.nodeclaim is not None
+
+    @property
+    def registered(self) -> bool:
+        if self.managed:
+            return self.node is not None and self.node.labels.get(L.REGISTERED) == "true"
+        return True
+
+    @property
+    def initialized(self) -> bool:
+        if self.managed:
+            return self.node is not None and self.node.labels.get(L.INITIALIZED) == "true"
+        return True
+
+    @property
+    def name(self) -> str:
+        if self.node is None or (self.managed and not self.registered):
+            return self.nodeclaim.name
+        return self.node.name
+
+    @property
+    def labels(self) -> dict:
+        if self.node is None or (self.managed and not self.registered):
+            labels = dict(self.nodeclaim.labels)
+            labels.setdefault(L.HOSTNAME, self.nodeclaim.node_name or self.nodeclaim.name)
+            return labels
+        return self.node.labels
+
+    @property
+    def taints(self) -> tuple:
+        if self.node is None or (self.managed and not self.registered):
+            taints = self.nodeclaim.taints
+        else:
+            taints = self.node.taints
+        if self.managed and not self.initialized:
+            startup = self.nodeclaim.startup_taints
+            taints = tuple(t for t in taints if not is_known_ephemeral(t) and not any(_matches(s, t) for s in startup))
+        return taints
+
+    def _resources(self, which: str) -> dict:
+        if not self.initialized and self.nodeclaim is not None:
+            claimed = getattr(self.nodeclaim, which)
+            if self.node is None:
+                return dict(claimed)
+            out = dict(getattr(self.node, which))
+            for name, value in claimed.items():
+                if not out.get(name):  # zero or absent on the Node: the NodeClaim's figure
+                    out[name] = value
+            return out
+        return dict(getattr(self.node, which))
+
+    @property
+    def allocatable(self) -> dict:
+        return self._resources("allocatable")
+
+    @property
+    def capacity(self) -> dict:
+        return self._resources("capacity")
+
+    @property
+    def marked_for_deletion(self) -> bool:
+        """Deleted(): the NodeClaim is deleting/terminating, or an unmanaged Node is deleting."""
+        if self.nodeclaim is not None:
+            return self.nodeclaim.deleting
+        return self.node is not None and self.node.deleting
+
+    def as_existing(self) -> ExistingNode:
+        """What the scheduler places pods on (scheduling.ExistingNode)."""
+        node = self.node
+        return ExistingNode(self.name, self.labels, self.taints, self.allocatable, self.capacity,
+                            provider_id=node.provider_id if node else self.nodeclaim.provider_id,
+                            deleting=self.marked_for_deletion, initialized=self.initialized)
