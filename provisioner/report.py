@@ -34,14 +34,13 @@ def render_json(result: SimulationResult) -> str:
     doc = result.to_dict()
     dumps = json.dumps
 
-    def items(key: str) -> str:
-        rows = doc[key]
-        if not rows:
-            return f'  "{key}": []'
-        return f'  "{key}": [\n    ' + ",\n    ".join(map(dumps, rows)) + "\n  ]"
+    def member(key: str, value) -> str:
+        if not isinstance(value, list) or not value:
+            return f"  {dumps(key)}: {dumps(value)}"
+        return f"  {dumps(key)}: [\n    " + ",\n    ".join(map(dumps, value)) + "\n  ]"
 
-    return "{\n" + ",\n".join([items("nodeclaims"), items("unschedulable"),
-                                f'  "summary": {dumps(doc["summary"])}']) + "\n}\n"
+    # Every key of to_dict(), in its order, so a field added there is never dropped here.
+    return "{\n" + ",\n".join(member(key, value) for key, value in doc.items()) + "\n}\n"
 
 
 def render_table(result: SimulationResult) -> str:

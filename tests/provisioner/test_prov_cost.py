@@ -55,8 +55,10 @@ def test_json_output_is_the_same_document_as_to_dict():
                                                                                            node_selector={"x": "y"}))
     text = render_json(result)
     assert json.loads(text) == result.to_dict()
-    # one line per NodeClaim and per unschedulable pod, plus seven of structure
-    assert text.count("\n") == 7 + len(result.nodeclaims) + len(result.unschedulable)
+    # one line per NodeClaim and per unschedulable pod, plus nine of structure (braces, the two
+    # lists' openings and closings, summary, rounds and the empty `ignored`)
+    assert result.ignored == []
+    assert text.count("\n") == 9 + len(result.nodeclaims) + len(result.unschedulable)
 
 
 def test_templates_on_the_same_types_share_one_table_and_match_a_fresh_filter():
