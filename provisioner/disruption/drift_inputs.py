@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
 from ..labels import NORMALIZED_LABELS
-from .node_requirements import requirement_set
+from .node_requirements import Requirements, requirement_set
 
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
@@ -49,7 +49,7 @@ _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 6
 class NodePool:
     name: str
     hashed: dict             # the hash-counted view of spec.template, canonical
-    requirements: dict       # key -> Requirement
+    requirements: Requirements  # the scheduling core's, keyed by label
     raw_requirements: list   # canonical, for "did they change at all"
     template_labels: dict
     nodeclass: str | None

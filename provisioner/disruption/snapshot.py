@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from .. import labels as L
-from ..loader import load_objects
+from ..loader import documents, load_objects
 from ..loader.fields import Ctx
 from ..loader.pods import label_selector
 from ..models import Inputs, LabelSelector
@@ -288,16 +288,6 @@ def load_node_info(obj: dict, ctx: Ctx) -> tuple[NodeInfo, str | None]:
             ctx.string(spec.get("providerID"), "spec.providerID") or None)
 
 
-def _documents(objects, origins):
-    for i, obj in enumerate(objects):
-        origin = origins[i] if origins is not None else None
-        if isinstance(obj, dict) and obj.get("kind") == "List" and isinstance(obj.get("items"), list):
-            for j, item in enumerate(obj["items"]):
-                yield item, f"{origin}, items[{j}]" if origin else f"items[{j}]"
-        else:
-            yield obj, origin
-
-
 def _name(obj: dict) -> str:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     name = meta.get("name") or "(unnamed)"
@@ -306,7 +296,7 @@ def _name(obj: dict) -> str:
 
 def load_snapshot(objects: Iterable[Mapping], origins: Sequence[str] | None = None) -> Snapshot:
     """Everything consolidation reads from a snapshot; raises InputError naming the object and key."""
-    every = [(o, origin) for o, origin in _documents(list(objects), origins) if isinstance(o, dict)]
+    every = [(o, origin) for o, origin in documents(list(objects), origins) if isinstance(o, dict)]
     docs = [(o, origin) for o, origin in every if o.get("kind")]
     scheduling = [(o, origin) for o, origin in docs if o["kind"] not in _CONTROLLERS]
     inputs = load_objects([o for o, _ in scheduling], [origin for _, origin in scheduling])

@@ -47,7 +47,8 @@ def _meta(obj: Mapping) -> dict:
     return obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
 
 
-def _documents(objects, origins):
+def documents(objects, origins):
+    """(object, origin) for every object, a `kind: List`'s items (and a bare YAML list) expanded."""
     for i, obj in enumerate(objects):
         origin = origins[i] if origins is not None else None
         if isinstance(obj, dict) and obj.get("kind") == "List" and isinstance(obj.get("items"), list):
@@ -109,7 +110,7 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
     More than `max_pods` pods in all (MAX_PODS by default) is refused, naming the object that
     crosses the ceiling.
     """
-    docs = [(obj, origin) for obj, origin in _documents(list(objects), origins)
+    docs = [(obj, origin) for obj, origin in documents(list(objects), origins)
             if isinstance(obj, dict) and obj.get("kind")]
     for obj, origin in docs:
         for field in ("kind", "apiVersion"):

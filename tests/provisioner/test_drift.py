@@ -207,8 +207,8 @@ def test_widening_never_drifts_a_compatible_node(old, new, labels):
 
 def test_requirement_gt_is_inclusive_after_canonicalisation():
     """pkg/scheduling/requirement.go: Gt N becomes Gte N+1, Lt N becomes Lte N-1; bounds reject non-integers."""
-    gt = Requirement.of("Gt", ["2"])
-    assert (gt.has("3"), gt.has("2"), gt.has("x"), gt.operator) == (True, False, False, "Exists")
+    gt = Requirement.of("karpenter.k8s.aws/instance-cpu", "Gt", ["2"])
+    assert (gt.has("3"), gt.has("2"), gt.has("x"), gt.operator()) == (True, False, False, "Exists")
 
 
 # --- With a snapshot: static drift per NodeClaim annotations (drift.go areStaticFieldsDrifted) ---
