@@ -3,7 +3,7 @@ block devices, network interfaces, placement and CPU options, with the CRD's pat
 
 from __future__ import annotations
 
-import re
+import re2 as re  # Go RE2 semantics, as the API server: `$` never matches before a final "\n"
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator

@@ -3,7 +3,7 @@ types Karpenter considers for the team's own NodePools."""
 
 from __future__ import annotations
 
-import re
+import re2 as re  # Go RE2 semantics, as the API server: `$` never matches before a final "\n"
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import re2 as re  # Go RE2 semantics, as the API server: `$` never matches before a final "\n"
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import re2 as re  # Go RE2 semantics, as the API server: `$` never matches before a final "\n"
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
