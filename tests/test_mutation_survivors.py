@@ -198,3 +198,19 @@ def test_requirements_lookup_and_every_key_is_checked():
         "key b, b In [3] not in b In [2]"
     undefined_first = Requirements([Requirement.of("x", "NotIn", ["1"]), Requirement.in_("y", "1")])
     assert reqs.compatible(undefined_first) == 'label "y" does not have known values'
+
+
+@pytest.mark.parametrize("threshold,accepted", [("100Mi", True), ("0", True), ("10%", True), ("1.5%", True),
+                                                ("100%", True), ("0%", True), ("100.5%", False), ("101%", False),
+                                                ("-1", False), ("-5%", False), ("abc%", False), ("%", False),
+                                                ("1.2.3%", False), ("lots", False), ("5e", False)])
+def test_eviction_hard_thresholds_are_quantities_or_percentages(threshold, accepted):
+    """kubelet's evictionHard values: a quantity or a percentage of at most 100 %."""
+    from components.config.nodeclasses import Kubelet
+
+    document = {"evictionHard": {"memory.available": threshold}}
+    if accepted:
+        assert Kubelet.model_validate(document).eviction_hard == {"memory.available": threshold}
+    else:
+        with pytest.raises(ValidationError, match="is not a threshold kubelet accepts"):
+            Kubelet.model_validate(document)
