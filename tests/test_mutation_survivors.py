@@ -164,3 +164,58 @@ def test_bounded_concrete_sets_admit_only_values_within_bounds():
     assert (empty.key, empty.operator()) == (KEY, "DoesNotExist")
     kept = Requirement.of(KEY, "Gt", ["1"], min_values=2).intersection(Requirement.of(KEY, "Lt", ["9"]))
     assert (kept.key, kept.gte, kept.lte, kept.min_values) == (KEY, 2, 8, 2)
+
+
+def test_repr_lists_five_values_in_full_and_cuts_from_six():
+    five = Requirement.of(KEY, "In", [str(i) for i in range(5)])
+    six = Requirement.of(KEY, "In", [str(i) for i in range(6)])
+    assert repr(five) == f"{KEY} In [0 1 2 3 4]"
+    assert repr(six) == f"{KEY} In [0 1 2 3 4 and 1 others]"
+
+
+def test_upper_bounds_of_concrete_sets_are_honoured():
+    capped = Requirement(KEY, False, frozenset({"1", "9"}), lte=5)
+    assert capped.has("1") and not capped.has("9")
+    assert capped.has_intersection(Requirement.in_(KEY, "1"))
+    assert not capped.has_intersection(Requirement.in_(KEY, "9"))
+    assert not Requirement.in_(KEY, "9").has_intersection(capped)
+
+
+def test_impossible_requirements_keep_key_and_min_values():
+    top = Requirement.of(KEY, "Gt", [str(2**63 - 1)], min_values=3)
+    assert (top.key, top.complement, top.min_values) == (KEY, False, 3)
+    empty = Requirement.of(KEY, "Gt", ["5"], min_values=2).intersection(Requirement.of(KEY, "Lt", ["3"]))
+    assert empty.min_values == 2
+
+
+def test_requirements_lookup_and_every_key_is_checked():
+    reqs = Requirements([Requirement.in_("a", "1"), Requirement.in_("b", "2")])
+    assert reqs.has("a") and not reqs.has("z")
+    assert reqs.get("z") == Requirement("z", True) and reqs.get("z").key == "z"
+    # The conflict is on the second key: checking must not stop after the first.
+    incoming = Requirements([Requirement.in_("a", "1"), Requirement.in_("b", "3")])
+    assert reqs.intersects(incoming) == "key b, b In [3] not in b In [2]"
+    assert reqs.compatible(incoming) == "key b, b In [3] not in b In [2]"
+    wider = Requirements([Requirement.in_("a", "1"), Requirement.in_("b", "3"), Requirement.in_("c", "1")])
+    assert reqs.intersects(wider) == "key b, b In [3] not in b In [2]"
+    negative = Requirements([Requirement.of("a", "NotIn", ["1"]), Requirement.in_("b", "3")])
+    assert Requirements([Requirement.of("a", "DoesNotExist"), Requirement.in_("b", "2")]).intersects(negative) == \
+        "key b, b In [3] not in b In [2]"
+    undefined_first = Requirements([Requirement.of("x", "NotIn", ["1"]), Requirement.in_("y", "1")])
+    assert reqs.compatible(undefined_first) == 'label "y" does not have known values'
+
+
+@pytest.mark.parametrize("threshold,accepted", [("100Mi", True), ("0", True), ("10%", True), ("1.5%", True),
+                                                ("100%", True), ("0%", True), ("100.5%", False), ("101%", False),
+                                                ("-1", False), ("-5%", False), ("abc%", False), ("%", False),
+                                                ("1.2.3%", False), ("lots", False), ("5e", False)])
+def test_eviction_hard_thresholds_are_quantities_or_percentages(threshold, accepted):
+    """kubelet's evictionHard values: a quantity or a percentage of at most 100 %."""
+    from components.config.nodeclasses import Kubelet
+
+    document = {"evictionHard": {"memory.available": threshold}}
+    if accepted:
+        assert Kubelet.model_validate(document).eviction_hard == {"memory.available": threshold}
+    else:
+        with pytest.raises(ValidationError, match="is not a threshold kubelet accepts"):
+            Kubelet.model_validate(document)

@@ -136,3 +136,35 @@ def test_anti_affinity_avoids_domains_with_matching_pods():
     hosts = affinity_group({"h1": 1, "h2": 0}, key=HOST, kind=ANTI)
     assert hosts.next_domains(Requirement(HOST, True), Requirement.in_(HOST, "h1"), False) == Requirement(HOST, False)
     assert hosts.next_domains(Requirement(HOST, True), Requirement.in_(HOST, "h2"), False) == Requirement.in_(HOST, "h2")
+
+
+def test_spread_ties_go_to_the_first_zone_in_name_order():
+    group = spread_group({"a": 1, "b": 1, "c": 1})
+    assert group.next_domains(ANY, ANY, True) == Requirement.in_(ZONE, "a")
+    assert group.next_domains(ANY, Requirement.in_(ZONE, "b", "c"), True) == Requirement.in_(ZONE, "b")
+
+
+def test_affinity_with_no_matching_pod_anywhere_lets_a_self_selecting_pod_start_a_domain():
+    empty = affinity_group({"a": 0})
+    assert not empty._any_compatible(ANY)
+    assert not empty._any_compatible(Requirement.in_(ZONE, "a"))
+    assert affinity_group({"a": 1})._any_compatible(ANY)
+    assert not affinity_group({"a": 1})._any_compatible(Requirement.in_(ZONE, "b"))
+
+
+def test_affinity_honours_excluded_pod_domains():
+    group = affinity_group({"b": 2, "c": 1})
+    not_b = Requirement.of(ZONE, "NotIn", ["b"])
+    assert group.next_domains(not_b, ANY, False) == Requirement(ZONE, False, frozenset({"c"}))
+
+
+def test_node_filter_is_trivial_only_when_neither_policy_honours_anything():
+    assert NodeFilter({}, (), (), "Ignore", "Honor").trivial
+    assert NodeFilter({"gpu": "true"}, (), (), "Ignore", "Ignore").trivial
+    assert not NodeFilter({"gpu": "true"}, (), (), "Ignore", "Honor").trivial
+    assert not NodeFilter({}, (), (), "Honor", "Ignore").trivial
+    terms = (Requirements([Requirement.in_("gpu", "true")]),)
+    honours_terms = NodeFilter({}, terms, (), "Ignore", "Honor")
+    assert not honours_terms.trivial
+    assert not honours_terms.matches((), Requirements([Requirement.in_("gpu", "false")]))
+    assert honours_terms.matches((), Requirements([Requirement.in_("gpu", "true")]))
