@@ -95,6 +95,29 @@ def test_placement_group_requirement_before_1_11_is_refused_in_the_team_file():
     assert platform_from({"karpenter": {"version": "1.11.3"}}, {"web": {"nodePools": [pool]}})
 
 
+def test_balanced_before_1_14_is_refused_in_the_team_file_with_the_first_release():
+    """`Balanced` joins the consolidationPolicy enum in 1.14 (karpenter.sh_nodepools.yaml at v1.14.1)."""
+    pool = {**POOL, "disruption": {"consolidationPolicy": "Balanced"}}
+    [message] = errors({"karpenter": {"version": "1.13.1"}}, {"web": {"nodePools": [pool]}})
+    assert message.startswith("stacks/teams/web.yaml: nodePools[0].disruption.consolidationPolicy: "
+                              "not supported by Karpenter 1.13.1")
+    assert "first supported in 1.14.1" in message
+    assert platform_from({"karpenter": {"version": "1.14.1"}}, {"web": {"nodePools": [pool]}})
+
+
+@pytest.mark.parametrize("node_class, key, first", [
+    ({"placementGroupSelector": {"name": "pg"}}, "placementGroupSelector", "1.11.3"),
+    ({"cpuOptions": {"nestedVirtualization": "enabled"}}, "cpuOptions", "1.13.1"),
+])
+def test_node_class_fields_before_their_release_are_refused_in_the_stack_file(node_class, key, first):
+    """EC2NodeClass gains placementGroupSelector in 1.11 and cpuOptions.nestedVirtualization in 1.13
+    (karpenter.k8s.aws_ec2nodeclasses.yaml at v1.11.3 and v1.13.1)."""
+    messages = errors({"karpenter": {"version": "1.10.2"}, "nodeClasses": {"default": node_class}})
+    assert any(f"karpenter-platform:nodeClasses.default.{key}" in m and f"first supported in {first}" in m
+               for m in messages), messages
+    assert platform_from({"karpenter": {"version": first}, "nodeClasses": {"default": node_class}})
+
+
 def nodepool(spec_disruption=None):
     manifest = nodepool_manifests(platform_from(teams={"web": {"nodePools": [POOL]}}))[0]
     if spec_disruption:
