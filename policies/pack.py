@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import budgets, discovery, helm, iam, interruption, levels, nodeclasses, nodepools  # noqa: F401 - importing registers
+from . import cost, discovery, helm, iam, interruption, levels, nodeclasses, nodepools  # noqa: F401 - importing registers
 from .registry import PolicySpec, registered
 
 

@@ -1,4 +1,5 @@
-"""Dollar ceilings: each NodePool's worst case at its limits, summed per team against its budget.
+"""Cost policies: instance-size caps, and dollar ceilings (each NodePool's worst case at its limits,
+summed per team against its budget).
 
 A pool's worst case is `provisioner.cost.ceiling` (the most Karpenter could spend within
 `spec.limits`, from the catalog and the pool's requirements); the team's budget for the
@@ -15,8 +16,9 @@ from typing import Any, Iterable, Mapping
 
 from components.config.teams import BUDGET_ANNOTATION, TEAM_LABEL
 
+from . import catalog
 from .model import NODEPOOL, Stack, Violation, contains_unknown
-from .nodepools import _NODECLASS_FIELDS, _node_class
+from .nodepools import _NODECLASS_FIELDS, _known_requirements, _node_class, _pool_types, _pools
 from .registry import policy
 
 
@@ -97,3 +99,42 @@ def team_budget(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
             yield Violation(known[0][0].urn, f"team {team}: its NodePools can cost up to ${total:,.2f}/h at their "
                                              f"limits, above its budget of ${budgets[team]:,.2f}/h ({named}); lower "
                                              "their limits, cap instance size or raise the budget")
+
+
+# --- size cap ----------------------------------------------------------------------------------
+
+INSTANCE_CPU = "karpenter.k8s.aws/instance-cpu"
+
+
+@policy(
+    "nodepool-size-capped",
+    f"""A NodePool should cap instance size. Karpenter packs a batch of pending pods into one
+    NodeClaim while any allowed type still fits them, so an uncapped pool ends on the largest (and
+    rarely cheapest) types: measured plans were 1.3-1.6x an LP lower bound without a cap and about
+    1.1x with one (BENCHMARKS.md). Flags a pool whose admitted types exceed `maxVcpu`. A team opts
+    out by writing its own requirement on {INSTANCE_CPU} (for instance `operator: Exists`): a
+    deliberate choice, not an omission.""",
+    schema={"maxVcpu": {"type": "integer", "minimum": 1,
+                        "description": "Largest vCPU count a pool may admit without its own instance-cpu requirement."}},
+    defaults=lambda environment: {"maxVcpu": 64},
+    group="NodePool",
+)
+def size_capped(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
+    limit = int(config.get("maxVcpu") or 64)
+    for pool in _pools(stack):
+        requirements = _known_requirements(pool)
+        if requirements is None or any(r.get("key") == INSTANCE_CPU for r in requirements):
+            continue
+        try:
+            types = _pool_types(stack, pool)
+        except catalog.InvalidObject:
+            continue  # nodepool-has-instance-types says why
+        if types is None or not types.candidates:
+            continue
+        sizes = [(max((int(v) for v in c.label_values.get(INSTANCE_CPU, ()) if v.isdigit()), default=0), c.name)
+                 for c in types.candidates]
+        largest, name = max(sizes)
+        if largest > limit:
+            yield Violation(pool.urn, f"{pool.label} has no size cap: it admits up to {largest} vCPU ({name}); add "
+                                      f"{INSTANCE_CPU} Lt {min(limit, 32) + 1} (or any requirement on {INSTANCE_CPU} "
+                                      "to opt out)")
