@@ -128,9 +128,11 @@ def service_account_manifest(name: str, namespace: str, annotations: dict[str, A
 def advisor_rules(mode: str) -> list[dict[str, Any]]:
     """Read what the plan needs; write Events only in advisor mode (metrics-only writes nothing)."""
     rules = [
-        {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": list(READ)},
+        {"apiGroups": [""], "resources": ["nodes", "persistentvolumeclaims", "persistentvolumes", "pods"],
+         "verbs": list(READ)},
         {"apiGroups": ["apps"], "resources": ["daemonsets"], "verbs": list(READ)},
         {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": list(READ)},
+        {"apiGroups": ["storage.k8s.io"], "resources": ["csinodes", "storageclasses"], "verbs": list(READ)},
         {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims", "nodeoverlays", "nodepools"], "verbs": list(READ)},
         {"apiGroups": ["karpenter.k8s.aws"], "resources": ["ec2nodeclasses"], "verbs": list(READ)},
     ]

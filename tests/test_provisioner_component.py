@@ -117,9 +117,11 @@ def test_role_name_fits_iam_limit():
 
 def test_advisor_rules_read_watched_kinds_and_write_only_events():
     assert advisor_rules("advisor") == [
-        {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": READ},
+        {"apiGroups": [""], "resources": ["nodes", "persistentvolumeclaims", "persistentvolumes", "pods"],
+         "verbs": READ},
         {"apiGroups": ["apps"], "resources": ["daemonsets"], "verbs": READ},
         {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": READ},
+        {"apiGroups": ["storage.k8s.io"], "resources": ["csinodes", "storageclasses"], "verbs": READ},
         {"apiGroups": ["karpenter.sh"], "resources": ["nodeclaims", "nodeoverlays", "nodepools"], "verbs": READ},
         {"apiGroups": ["karpenter.k8s.aws"], "resources": ["ec2nodeclasses"], "verbs": READ},
         {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},

@@ -36,7 +36,7 @@ def normalize(kind: Kind, obj: Any) -> dict:
         raise Malformed(f"{kind.kind} {name or '?'}: metadata.name and metadata.uid must be non-empty strings")
     if obj.get("kind") not in (None, kind.kind):
         raise Malformed(f"{kind.kind} {name}: kind is {obj.get('kind')!r}")
-    if kind.kind in ("Pod", "DaemonSet", "PodDisruptionBudget") and _text(meta, "namespace") is None:
+    if kind.namespaced and _text(meta, "namespace") is None:
         raise Malformed(f"{kind.kind} {name}: metadata.namespace must be a non-empty string")
     for section in ("spec", "status"):
         if section in obj and obj[section] is not None and not isinstance(obj[section], dict):

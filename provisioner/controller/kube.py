@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Protocol
 
-from .kinds import DAEMONSET, NODE, PDB, POD, Kind
+from .kinds import CSINODE, DAEMONSET, NODE, PDB, POD, PV, PVC, STORAGECLASS, Kind
 
 
 class ApiError(Exception):
@@ -73,6 +73,7 @@ class KubernetesApi:
         self.core = client.CoreV1Api(self._api_client)
         self.apps = client.AppsV1Api(self._api_client)
         self.policy = client.PolicyV1Api(self._api_client)
+        self.storage = client.StorageV1Api(self._api_client)
         self.custom = client.CustomObjectsApi(self._api_client)
         self.request_timeout = request_timeout
 
@@ -96,6 +97,14 @@ class KubernetesApi:
             return self.apps.list_daemon_set_for_all_namespaces, {}
         if kind == PDB:
             return self.policy.list_pod_disruption_budget_for_all_namespaces, {}
+        if kind == PVC:
+            return self.core.list_persistent_volume_claim_for_all_namespaces, {}
+        if kind == PV:
+            return self.core.list_persistent_volume, {}
+        if kind == STORAGECLASS:
+            return self.storage.list_storage_class, {}
+        if kind == CSINODE:
+            return self.storage.list_csi_node, {}
         return self.custom.list_cluster_custom_object, {"group": kind.group, "version": kind.version, "plural": kind.plural}
 
     def _call(self, func, **kwargs) -> Any:

@@ -2,12 +2,14 @@
 
 Pod selection follows Karpenter's `IsProvisionable`: not bound, not preempting, marked
 PodScheduled=False/Unschedulable by the scheduler, not a DaemonSet's or a static pod. The core
-applies the rest (`Validate`: matchFields, NodePool DoesNotExist; volumes) and reports such pods
-as ignored, so they never get a "will never schedule" Event.
+applies the rest (`Validate`: matchFields, NodePool DoesNotExist; `ValidatePersistentVolumeClaims`:
+a claim missing, being deleted, Lost or unusable) and reports such pods as ignored, so they never
+get a "will never schedule" Event.
 """
 from __future__ import annotations
 
-from .kinds import DAEMONSET, EC2NODECLASS, NODE, NODECLAIM, NODEOVERLAY, NODEPOOL, POD
+from .kinds import (CSINODE, DAEMONSET, EC2NODECLASS, NODE, NODECLAIM, NODEOVERLAY, NODEPOOL, POD, PV, PVC,
+                    STORAGECLASS)
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -45,7 +47,9 @@ def is_bound(pod: dict) -> bool:
 def plan_input(objects: dict[str, list[dict]], pending: list[dict]) -> list[dict]:
     """What the core is given: the cluster's NodePools, EC2NodeClasses, NodeOverlays, DaemonSets,
     Nodes and NodeClaims (the core's cluster state joins them: in-flight and uninitialized
-    capacity, nodes being deleted), the pods bound to nodes, and the pending pods."""
+    capacity, nodes being deleted), the storage objects of volume topology and attach limits
+    (PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes), the pods bound to
+    nodes, and the pending pods."""
     return [
         *objects.get(EC2NODECLASS.kind, []),
         *objects.get(NODEPOOL.kind, []),
@@ -53,6 +57,10 @@ def plan_input(objects: dict[str, list[dict]], pending: list[dict]) -> list[dict
         *objects.get(DAEMONSET.kind, []),
         *objects.get(NODE.kind, []),
         *objects.get(NODECLAIM.kind, []),
+        *objects.get(STORAGECLASS.kind, []),
+        *objects.get(PV.kind, []),
+        *objects.get(PVC.kind, []),
+        *objects.get(CSINODE.kind, []),
         *[p for p in objects.get(POD.kind, []) if is_bound(p)],
         *pending,
     ]

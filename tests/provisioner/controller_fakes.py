@@ -192,6 +192,8 @@ _PATHS = {
     "/apis/karpenter.sh/v1alpha1/nodeoverlays": "NodeOverlay",
     "/apis/karpenter.k8s.aws/v1/ec2nodeclasses": "EC2NodeClass",
     "/apis/policy/v1/poddisruptionbudgets": "PodDisruptionBudget",
+    "/api/v1/persistentvolumeclaims": "PersistentVolumeClaim", "/api/v1/persistentvolumes": "PersistentVolume",
+    "/apis/storage.k8s.io/v1/storageclasses": "StorageClass", "/apis/storage.k8s.io/v1/csinodes": "CSINode",
 }
 _KINDS = {k.kind: k for k in WATCHED}
 _EVENT = re.compile(r"^/api/v1/namespaces/([^/]+)/events(?:/([^/]+))?$")

@@ -168,6 +168,8 @@ def test_advisor_end_to_end_records_event_and_serves_metrics():
         try:
             wait_until(lambda: kube.events, "the event on big-0")
             wait_until(lambda: health.ready, "readiness")
+            # The relist runs on the Pod reflector's thread, racing the other kinds' (12 of them).
+            wait_until(lambda: len([c for c in kube.calls if c[:2] == ("list", "Pod")]) >= 2, "the Pod relist")
             url = f"http://127.0.0.1:{http.server_address[1]}"
             status, text = get(f"{url}/metrics")
             ready = get(f"{url}/readyz")
