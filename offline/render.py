@@ -183,7 +183,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {type_token:<{width}}  {count}")
     print(f"  {'total':<{width}}  {sum(counts.values())}")
     print(summary_line(json.loads((out_dir / "cost.json").read_text())))
-    shown = out_dir.relative_to(project_dir) if out_dir.is_relative_to(project_dir) else out_dir
+    # The path as the user can open it from where they ran the command.
+    cwd = Path.cwd()
+    shown = out_dir.resolve().relative_to(cwd) if out_dir.resolve().is_relative_to(cwd) else out_dir
     print(f"Wrote {shown}/resources.json, outputs.json, cost.json, manifests/ ({len(list((out_dir / 'manifests').iterdir()))} files), "
           f"iam/ ({len(list((out_dir / 'iam').iterdir()))} files)")
     if args.preview:

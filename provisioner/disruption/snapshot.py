@@ -298,7 +298,8 @@ def load_snapshot(objects: Iterable[Mapping], origins: Sequence[str] | None = No
     """Everything consolidation reads from a snapshot; raises InputError naming the object and key."""
     every = [(o, origin) for o, origin in documents(list(objects), origins) if isinstance(o, dict)]
     docs = [(o, origin) for o, origin in every if o.get("kind")]
-    scheduling = [(o, origin) for o, origin in docs if o["kind"] not in _CONTROLLERS]
+    # PodDisruptionBudgets are read here, not by the scheduling core (which would list them as unmodelled).
+    scheduling = [(o, origin) for o, origin in docs if o["kind"] not in _CONTROLLERS and o["kind"] != "PodDisruptionBudget"]
     inputs = load_objects([o for o, _ in scheduling], [origin for _, origin in scheduling])
     snap = Snapshot(inputs)
     for obj, _ in every:

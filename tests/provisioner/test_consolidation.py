@@ -494,3 +494,15 @@ def test_any_damaged_snapshot_gives_an_answer_or_an_input_error(data):
     except InputError:
         return
     assert isinstance(result.to_dict()["summary"]["price_usd_hour_before"], float)
+
+
+def test_pdbs_are_read_by_consolidation_not_reported_as_unmodelled():
+    """The snapshot's PodDisruptionBudget blocks a node (pkg/utils/pdb/pdb.go), so no warning may
+    call it "not modelled" (the scheduling core alone does not read PDBs)."""
+    from provisioner.disruption.snapshot import load_snapshot
+    from provisioner.manifests import read_paths
+
+    objects, origins = read_paths([str(PROJECT_DIR / "examples" / "snapshots" / "small-cluster.yaml")])
+    snap = load_snapshot(objects, origins)
+    assert not any("PodDisruptionBudget" in w for w in snap.inputs.warnings), snap.inputs.warnings
+    assert any(o.get("kind") == "PodDisruptionBudget" for o in objects)
