@@ -208,7 +208,8 @@ def test_requirements_lookup_and_every_key_is_checked():
 @pytest.mark.parametrize("threshold,accepted", [("100Mi", True), ("0", True), ("10%", True), ("1.5%", True),
                                                 ("100%", True), ("0%", True), ("100.5%", False), ("101%", False),
                                                 ("-1", False), ("-5%", False), ("abc%", False), ("%", False),
-                                                ("1.2.3%", False), ("lots", False), ("5e", False)])
+                                                ("1.2.3%", False), ("1e1%", False), ("1_0%", False),
+                                                ("lots", False), ("5e", False)])
 def test_eviction_hard_thresholds_are_quantities_or_percentages(threshold, accepted):
     """kubelet's evictionHard values: a quantity or a percentage of at most 100 %."""
     from components.config.nodeclasses import Kubelet
