@@ -3,15 +3,22 @@
 Karpenter packs pending pods into one NodeClaim until only the largest allowed types still fit,
 then launches the cheapest of those (scheduler.go, nodeclaim.go); which NodePools allow which
 types therefore decides the price. The search only *narrows* pools: every change is a
-requirement on an instance-type label (size cap on `instance-cpu`, `instance-category`,
-`instance-generation`, `instance-cpu-manufacturer` within the pool's architectures) whose admitted set is a subset of what the pool admitted. It never
-changes taints, labels, capacity types, zones or architectures (the team set them for reasons
-the simulator cannot see: interruption tolerance, image architectures, data locality).
+requirement on an instance-type label whose admitted set is a strict subset of what the pool
+admitted, and which keeps every architecture, capacity type and zone the pool could launch in.
+It never changes taints, labels, capacity types, zones or architectures (the team set them for
+reasons the simulator cannot see: interruption tolerance, image architectures, data locality).
+
+Dimensions (TUNABLE_KEYS): the vCPU size window (`instance-cpu`: caps `Lt N`, floors `Gt N`, or
+the `In` list of both), categories (memory per vCPU), a memory cap (`instance-memory Lt N`), a
+GPU-count cap on pools whose every type has GPUs, instance families (those the LP bound's optimum
+buys), a generation floor and one CPU manufacturer.
 
 Greedy coordinate descent: for each NodePool that launches NodeClaims (most expensive first),
-for each dimension, try every candidate value, keep the one that lowers the plan price without
-more unschedulable pods; repeat until a round improves nothing. Each trial is one full
-simulation, so the result is Karpenter's faithful plan for the tuned pools, by construction.
+for each dimension, try every candidate value, keep the one that lowers the plan price most
+without more unschedulable pods; repeat until a round improves nothing. Then a restart from the
+LP optimum's families in every pool. Each trial is one full simulation (memoised by state, with
+an evaluation budget), so the result is Karpenter's faithful plan for the tuned pools, by
+construction.
 """
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
+from .. import labels as L
 from ..api import nodepool_instance_types, plan_pools, resolve_catalog
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
 from ..scheduling.instance_selection import _type_compatible  # the filter NodePool templates apply
@@ -225,16 +233,32 @@ class _Search:
             if len(families) > 1:
                 out.extend(("set", requirement_dict(key, "In", [f])) for f in families)
         changes, seen = [], set()
-        before = {it.name for it in self.admitted(name, state.get(name) or {})}
+        admitted = self.admitted(name, state.get(name) or {})
+        before, reach = {it.name for it in admitted}, self._reach(name, admitted)
         for group, candidate in out:
             change = self.narrowed(name, key, candidate)
             if change is None or repr(change) in seen:
                 continue
             seen.add(repr(change))
-            after = {it.name for it in self.admitted(name, {**(state.get(name) or {}), key: change})}
-            if after and after != before:  # the same types would give the same plan
+            narrower = self.admitted(name, {**(state.get(name) or {}), key: change})
+            # The same types would give the same plan; and a change must not drop an architecture,
+            # a capacity type or a zone the pool can launch in (e.g. one CPU maker on an amd64 +
+            # arm64 pool would make it single-architecture): those are the team's choices.
+            if narrower and {it.name for it in narrower} != before and self._reach(name, narrower) == reach:
                 changes.append((group, change))
         return changes
+
+    def _reach(self, name: str, types: list) -> tuple:
+        """The architectures, capacity types and zones the pool can launch with `types`."""
+        reqs = self.pools[name].requirements
+        archs = set()
+        for it in types:
+            req = it.requirements.raw(L.ARCH)
+            if req is not None and not req.complement:
+                archs |= req.values
+        offers = {(o.capacity_type, o.zone) for it in types for o in it.offerings
+                  if o.available and reqs.get(L.CAPACITY_TYPE).has(o.capacity_type) and reqs.get(L.ZONE).has(o.zone)}
+        return frozenset(archs), frozenset(offers)
 
     def _all_have(self, name: str, key: str, state: dict) -> bool:
         """Every admitted type carries `key` (a bound on it would drop the types without it)."""
@@ -318,8 +342,8 @@ def tune(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAULT_ZONES
         families = sorted(hints.get(name, ()))
         if name in search.pools and families:
             change = search.narrowed(name, FAMILY_KEY, requirement_dict(FAMILY_KEY, "In", families))
-            if change is not None:
-                seed[name] = {FAMILY_KEY: change}
+            if change is not None and (change, "set") in ((c, g) for g, c in search.candidates(name, FAMILY_KEY, {}, hints)):
+                seed[name] = {FAMILY_KEY: change}  # only when it passes the same checks as any candidate
     if seed and not search.exhausted():
         plan = search.evaluate(seed)
         if plan.unschedulable <= limit:

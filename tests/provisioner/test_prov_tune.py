@@ -258,3 +258,17 @@ def test_evaluation_budget_is_respected_and_the_result_still_reproduces(tmp_path
     assert result.evaluations <= 4
     after = run_json(capsys, "simulate", write(tmp_path, "b.yaml", apply_changes(objects, result.change_list())))
     assert after["summary"]["price_usd_hour"] == result.to_dict()["tuned"]["price_usd_hour"]
+
+
+def test_no_candidate_drops_an_architecture_capacity_type_or_zone_the_pool_launches_in():
+    """One CPU maker on an amd64 + arm64 pool (intel/amd vs aws) would make it single-architecture;
+    the search only narrows within what the team chose."""
+    both = [(CATEGORY_KEY, "In", "c", "m", "r"), (GENERATION_KEY, "Gt", "5"),
+            ("karpenter.sh/capacity-type", "In", "spot", "on-demand"), ("kubernetes.io/arch", "In", "amd64", "arm64")]
+    search = _search([nodeclass(), nodepool("p", both)])
+    assert search.candidates("p", MANUFACTURER_KEY, {}) == []
+    reach = search._reach("p", search.admitted("p", {}))
+    assert reach[0] == {"amd64", "arm64"}
+    for key in TUNABLE_KEYS:
+        for _, change in search.candidates("p", key, {}, {"p": {"m7g", "c6a"}}):
+            assert search._reach("p", search.admitted("p", {key: change})) == reach
