@@ -14,7 +14,7 @@ from .simulate import add_input_arguments, load_catalog_arg
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "tune", help="search NodePool requirement changes (size caps, categories, generations) that make the plan cheaper",
+        "tune", help="search NodePool requirement changes (size windows, categories, memory and GPU caps, families, generations) that make the plan cheaper",
         description="Search per-NodePool requirement changes that lower Karpenter's simulated plan price without "
                     "leaving more pods unschedulable; only narrows pools, never touches taints, labels, capacity "
                     "types, zones or architectures.")

@@ -36,6 +36,7 @@ class Bound:
     classes: int
     pairs: int
     nodes: float  # fractional nodes in the optimum
+    carriers: tuple = ()  # ((nodepool, instance type, fractional nodes), ...) with nodes > 0, most first
 
 
 def _pair_prices(tpl: Template) -> np.ndarray:
@@ -57,9 +58,10 @@ def lower_bound(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAUL
     dims = (L.CPU, L.MEMORY, L.PODS) + tuple(sorted(names - {L.CPU, L.MEMORY, L.PODS}))
     templates = [t for t in (Template(np_, its, dims, inputs.daemonsets, i) for i, (np_, its) in enumerate(pools)
                              if np_.replicas is None) if len(t.types)]
-    offsets, prices, alloc = {}, [], []
+    offsets, prices, alloc, pair_names = {}, [], [], []
     for tpl in templates:
         offsets[tpl.index] = len(prices)
+        pair_names.extend((tpl.nodepool.name, it.name) for it in tpl.types)
         prices.extend(_pair_prices(tpl).tolist())
         alloc.extend(tpl.alloc.tolist())
     alloc = np.asarray(alloc, dtype=float).reshape(len(prices), len(dims))
@@ -124,4 +126,7 @@ def lower_bound(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAUL
     result = linprog(cost, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
     if result.status != 0:
         raise RuntimeError(f"LP failed: {result.message}")
-    return Bound(float(result.fun), len(class_list), n_pairs, float(result.x[:n_pairs].sum()))
+    x = result.x[:n_pairs]
+    carriers = tuple(sorted(((*pair_names[j], float(x[j])) for j in range(n_pairs) if x[j] > 1e-9),
+                            key=lambda c: (-c[2], c[0], c[1])))
+    return Bound(float(result.fun), len(class_list), n_pairs, float(x.sum()), carriers)

@@ -147,7 +147,8 @@ def test_tune_with_no_launchable_pool_reports_zero_floats_and_exits_0(tmp_path, 
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from provisioner.cost.tune import CATEGORY_KEY, GENERATION_KEY, MANUFACTURER_KEY, _Search  # noqa: E402
+from provisioner.cost.tune import (CATEGORY_KEY, FAMILY_KEY, GENERATION_KEY, GPU_COUNT_KEY,  # noqa: E402
+                                   MANUFACTURER_KEY, MEMORY_KEY, _lp_families, _Search)
 from provisioner.scheduling.requirements import Requirement  # noqa: E402
 
 OWN = st.sampled_from([None, ("Gt", ["3"]), ("Gt", ["15"]), ("Lt", ["9"]), ("In", ["2", "4", "8", "16", "64"]),
@@ -164,13 +165,110 @@ def test_every_candidate_change_admits_a_subset_of_what_the_pool_admitted(own, c
     inputs = load_objects([nodeclass(), nodepool("p", requirements)])
     search = _Search(inputs, resolve_catalog(None), "us-east-1", ("us-east-1a",), 0.579)
     pool = search.pools["p"]
-    for key in (CPU_KEY, CATEGORY_KEY, GENERATION_KEY, MANUFACTURER_KEY):
+    hints = {"p": {"c6a", "m5a", "r5a", "t3"}}
+    for key in TUNABLE_KEYS:
         own_req = pool.requirements.raw(key)
         before = search.values("p", key, {})
-        for change in search.candidates("p", key, {}):
+        types_before = {it.name for it in search.admitted("p", {})}
+        for _, change in search.candidates("p", key, {}, hints):
+            assert {it.name for it in search.admitted("p", {key: change})} < types_before
             new = Requirement.of(change["key"], change["operator"], change["values"])
             after = {v for v in before if new.has(v)}
             assert after < before or after == before and own_req is None
             assert own_req is None or all(own_req.has(v) for v in after)
             narrowed = search.values("p", key, {"p": {key: change}})
             assert narrowed <= before
+
+
+def _search(objects):
+    return _Search(load_objects(objects), resolve_catalog(None), "us-east-1", ("us-east-1a",), 0.579)
+
+
+def test_cpu_floors_keep_the_current_cap_and_caps_keep_the_current_floor():
+    """A size floor (`instance-cpu Gt N`) stops Karpenter from picking small types that cost more
+    per vCPU; combined with a cap it is written as the In list of vCPU counts in the window."""
+    search = _search([nodeclass(), nodepool("p", GENERAL)])
+    state = {"p": {CPU_KEY: {"key": CPU_KEY, "operator": "Lt", "values": ["33"]}}}
+    smallest = min(int(v) for v in search.values("p", CPU_KEY, state))
+    floors = [c for g, c in search.candidates("p", CPU_KEY, state) if g == "floor"]
+    assert floors, "a pool of 1..32 vCPU types has floors"
+    for change in floors:
+        values = [int(v) for v in change["values"]]
+        assert change["operator"] == "In" and max(values) == 32 and min(values) > smallest
+    state = {"p": {CPU_KEY: {"key": CPU_KEY, "operator": "Gt", "values": ["7"]}}}
+    caps = [c for g, c in search.candidates("p", CPU_KEY, state) if g == "cap"]
+    assert {"key": CPU_KEY, "operator": "In", "values": ["8", "12", "16"]} in caps
+    assert all(min(int(v) for v in c["values"]) >= 8 for c in caps)
+
+
+def test_memory_caps_are_offered_in_mib_largest_first():
+    search = _search([nodeclass(), nodepool("p", GENERAL)])
+    caps = [c for g, c in search.candidates("p", MEMORY_KEY, {}) if g == "cap"]
+    limits = [int(c["values"][0]) for c in caps]
+    assert caps and all(c["operator"] == "Lt" for c in caps)
+    assert limits == sorted(limits, reverse=True) and 128 * 1024 + 1 in limits
+
+
+def test_gpu_count_cap_only_for_pools_where_every_type_has_gpus():
+    """`instance-gpu-count Lt N` would drop every type without the label (DoesNotExist does not
+    intersect Lt), so a pool that also admits CPU types gets no GPU cap."""
+    gpu = [("karpenter.k8s.aws/instance-gpu-manufacturer", "In", "nvidia"),
+           ("karpenter.sh/capacity-type", "In", "on-demand")]
+    search = _search([nodeclass(), nodepool("gpu", gpu), nodepool("cpu", GENERAL)])
+    caps = [c["values"][0] for _, c in search.candidates("gpu", GPU_COUNT_KEY, {})]
+    assert caps == ["5", "3", "2"]
+    assert search.candidates("cpu", GPU_COUNT_KEY, {}) == []
+
+
+def test_gpu_pool_is_capped_at_fewer_gpus_per_node_when_that_is_cheaper():
+    """Karpenter fills one NodeClaim with 1-GPU pods until only the 8-GPU types fit (nodeclaim.go
+    `Add`); 12 pods then buy two 8-GPU nodes. A GPU-count cap buys 4-GPU nodes instead."""
+    gpu = [("karpenter.k8s.aws/instance-gpu-manufacturer", "In", "nvidia"),
+           ("karpenter.k8s.aws/instance-family", "In", "g4dn"),
+           ("karpenter.sh/capacity-type", "In", "on-demand")]
+    objects = [nodeclass(), nodepool("ml", gpu, taints=[taint("nvidia.com/gpu", "true")])] + [
+        deployment("train", replicas=12, cpu="4", memory="16Gi", resources={"nvidia.com/gpu": "1"},
+                   tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists"}])]
+    result = tune(load_objects(objects))
+    keys = {r["key"]: r for c in result.change_list() for r in c["requirements"]}
+    assert result.tuned.price_usd_hour < result.baseline.price_usd_hour
+    assert result.tuned.unschedulable == 0
+    assert GPU_COUNT_KEY in keys or CPU_KEY in keys or MEMORY_KEY in keys
+
+
+def test_lp_bound_carriers_price_the_bound_and_name_the_families_tune_restarts_from():
+    from provisioner.catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
+    from provisioner.cost.lpbound import lower_bound
+    inputs = load_objects(services())
+    bound = lower_bound(inputs)
+    search = _Search(inputs, resolve_catalog(None), DEFAULT_REGION, DEFAULT_ZONES, DEFAULT_SPOT_DISCOUNT)
+    carried = {t for _, t, _ in bound.carriers}
+    prices = {it.name: min(o.price for o in it.offerings if o.available and o.capacity_type == "on-demand")
+              for it in search.types["web-frontend"] if it.name in carried}
+    assert bound.carriers and all(pool == "web-frontend" for pool, _, _ in bound.carriers)
+    assert sum(prices[t] * x for _, t, x in bound.carriers) == pytest.approx(bound.price_usd_hour, rel=1e-6)
+    families = _lp_families(bound, search)["web-frontend"]
+    assert families == {t.split(".")[0] for _, t, _ in bound.carriers}
+
+
+def test_evaluation_budget_is_respected_and_the_result_still_reproduces(tmp_path, capsys):
+    objects = services()
+    inputs = load_objects(objects)
+    result = tune(inputs, max_evaluations=4)
+    assert result.evaluations <= 4
+    after = run_json(capsys, "simulate", write(tmp_path, "b.yaml", apply_changes(objects, result.change_list())))
+    assert after["summary"]["price_usd_hour"] == result.to_dict()["tuned"]["price_usd_hour"]
+
+
+def test_no_candidate_drops_an_architecture_capacity_type_or_zone_the_pool_launches_in():
+    """One CPU maker on an amd64 + arm64 pool (intel/amd vs aws) would make it single-architecture;
+    the search only narrows within what the team chose."""
+    both = [(CATEGORY_KEY, "In", "c", "m", "r"), (GENERATION_KEY, "Gt", "5"),
+            ("karpenter.sh/capacity-type", "In", "spot", "on-demand"), ("kubernetes.io/arch", "In", "amd64", "arm64")]
+    search = _search([nodeclass(), nodepool("p", both)])
+    assert search.candidates("p", MANUFACTURER_KEY, {}) == []
+    reach = search._reach("p", search.admitted("p", {}))
+    assert reach[0] == {"amd64", "arm64"}
+    for key in TUNABLE_KEYS:
+        for _, change in search.candidates("p", key, {}, {"p": {"m7g", "c6a"}}):
+            assert search._reach("p", search.admitted("p", {key: change})) == reach
