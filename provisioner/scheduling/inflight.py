@@ -28,6 +28,9 @@ class InflightClaims:
         # kept for the keys zonal affinities ask about.
         self.pinned: dict = {}
         self.pin_codes: dict = {}
+        # hostname topology group -> per-position count of its pods on that NodeClaim, kept for the
+        # groups of variants' host checks (a count changes only by a commit to that NodeClaim).
+        self.host_counts: dict = {}
 
     def state(self, variant):
         """Per variant (shape): claims that never take it, and claims that rejected it at some
@@ -69,10 +72,17 @@ class InflightClaims:
                     ok[[table[d] for d in allowed if d in table]] = True
                     ok[-1] = True
                     excluded.append((codes, ok))
+        # NodeClaim.propose's first check, in bulk: hostname counts only grow, so a NodeClaim holding
+        # more of a group's pods than the variant allows rejects it for good.
+        host = [(self._host_counts(g), limit) for g, limit in variant.host_checks]
         # Most pods land on one of the first NodeClaims: mask a small head first, the rest at once.
         m, start, step = len(order), 0, 64
         while start < m:
             chunk = order[start:start + step]
+            for counts, limit in host:
+                over = counts[chunk] > limit
+                if over.any():
+                    dead[chunk[over]] = True
             alive = ~(dead[chunk] | (rejected_at[chunk] == gen[chunk]))
             for codes, ok in excluded:
                 elsewhere = alive & ~ok[codes[chunk]]
@@ -122,6 +132,14 @@ class InflightClaims:
             self.pinned[key] = codes
         return self.pinned[key], self.pin_codes[key]
 
+    def _host_counts(self, group):
+        counts = self.host_counts.get(group)
+        if counts is None:
+            counts = self.host_counts[group] = np.zeros(len(self.gen), dtype=np.int64)
+            for pos, claim in enumerate(self.claims):
+                counts[pos] = group.counts.get(claim.hostname, 0)
+        return counts
+
     def reorder(self, claim, before) -> None:
         """Keep `order` sorted after `claim` went from `before` pods (None: new) to its count now."""
         pos = claim.index - self.n_existing
@@ -131,10 +149,15 @@ class InflightClaims:
                 self.gen = np.concatenate([self.gen, np.zeros(len(self.gen), dtype=np.int64)])
                 for key, codes in self.pinned.items():
                     self.pinned[key] = np.concatenate([codes, np.full(len(codes), -1, dtype=np.int64)])
+                for group, counts in self.host_counts.items():
+                    self.host_counts[group] = np.concatenate([counts, np.zeros(len(counts), dtype=np.int64)])
             old = None
         else:
             self.gen[pos] += 1
             old = int(self.order_keys.searchsorted((before << 32) | pos))
+        hostname = claim.hostname
+        for group, counts in self.host_counts.items():  # the commit recorded its pods
+            counts[pos] = group.counts.get(hostname, 0)
         for label, codes in self.pinned.items():  # its requirements may have narrowed
             codes[pos] = _pin_code(claim.requirements, label, self.pin_codes[label])
         key = (len(claim.pods) << 32) | pos
