@@ -193,6 +193,9 @@ class Template:
         self.daemon_overhead = overheads
         self.daemon_ports = ports
         self.alloc = alloc.reshape(len(types), len(dims))
+        # One contiguous column per resource: gathering 1-D columns and comparing them is about
+        # twice as fast as a 2-D gather reduced along an axis (fitting runs once per pod).
+        self._columns = [np.ascontiguousarray(self.alloc[:, d]) for d in range(len(dims))]
         self.zone_universe = table.zone_universe
         self.ct_universe = table.ct_universe
         self.type_keys = table.keys
@@ -246,11 +249,25 @@ class Template:
     def fitting(self, options: np.ndarray, total) -> np.ndarray:
         if not len(options):
             return options
-        return options[(self.alloc[options] >= np.asarray(total, dtype=np.int64)).all(axis=1)]
+        need = np.asarray(total, dtype=np.int64).tolist()  # int64, as the table (refuses overflow)
+        columns = self._columns
+        if not columns:
+            return options
+        fits = columns[0][options] >= need[0]
+        for d in range(1, len(columns)):
+            fits &= columns[d][options] >= need[d]
+        return options[fits]
 
     def envelope(self, options: np.ndarray) -> tuple[tuple, tuple]:
-        block = self.alloc[options]
-        return tuple(block.max(axis=0).tolist()), tuple(block.min(axis=0).tolist())
+        """Per resource, the largest and the smallest allocatable among the options."""
+        if not self._columns:
+            return (), ()
+        high, low = [], []
+        for column in self._columns:
+            values = column[options]
+            high.append(int(values.max()))
+            low.append(int(values.min()))
+        return tuple(high), tuple(low)
 
     def max_count(self, options: np.ndarray, used, request) -> int:
         """How many more pods of `request` fit next to `used` on the best option."""
