@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .requirements import Requirements
-from .topology import AFFINITY
+from .topology import AFFINITY, SPREAD
 
 _CLAIMS = "claims"  # key of the per-variant NodeClaim masks in Variant.dead (its int keys are target indices)
 
@@ -58,7 +58,8 @@ class InflightClaims:
         dead, rejected_at = state[0], state[1]
         order, gen, claims = self.order, self.gen, self.claims
         # A zonal (non-hostname) required affinity admits only domains that already hold a
-        # matching pod: NodeClaims pinned elsewhere are rejected (for now) in bulk, without proposals.
+        # matching pod, a zonal spread only domains within its skew: NodeClaims pinned elsewhere are
+        # rejected (for now) in bulk, without proposals (propose would reject them too).
         excluded = []
         for g in variant.groups:
             if g.kind is AFFINITY and not g.hostname and g.nonempty:
@@ -71,6 +72,19 @@ class InflightClaims:
                     ok = np.zeros(len(table) + 1, dtype=bool)
                     ok[[table[d] for d in allowed if d in table]] = True
                     ok[-1] = True
+                    excluded.append((codes, ok))
+            elif g.kind is SPREAD and not g.hostname:
+                # topology.py `_spread` on a NodeClaim pinned to one domain: that domain, if it is
+                # known and within the skew of the global minimum, else nothing (a rejection).
+                codes, table = self._pinned_codes(g.key)
+                if table:
+                    extra = 1 if g.selects(variant.sig.spec) else 0
+                    minimum = g._min_count(variant.strict.get(g.key))
+                    ok = np.ones(len(table) + 1, dtype=bool)
+                    counts = g.counts
+                    for domain, code in table.items():
+                        count = counts.get(domain)
+                        ok[code] = count is not None and count + extra - minimum <= g.max_skew
                     excluded.append((codes, ok))
         # NodeClaim.propose's first check, in bulk: hostname counts only grow, so a NodeClaim holding
         # more of a group's pods than the variant allows rejects it for good.
