@@ -207,6 +207,7 @@ class Template:
         self._key_masks: dict = {}
         self._offer_masks: dict = {}
         self._launch_masks: dict = {}
+        self._launched: dict = {}  # (options, zone, capacity type) -> launch choice
         self.skip_reason = None
         if not types:
             why = [f"{n} by {what}" for what, n in dropped.items() if n]
@@ -305,9 +306,18 @@ class Template:
         """(type index, offering, option names by price): reserved, then spot, then on-demand; cheapest.
 
         Ties break on instance type name, then zone, so plans are reproducible."""
+        zone, ct = reqs.get(L.ZONE), reqs.get(L.CAPACITY_TYPE)
+        # NodeClaims of one run often end with the same options and offerings: choose once.
+        key = (options.tobytes(), zone, ct)
+        chosen = self._launched.get(key)
+        if chosen is None:
+            chosen = self._launched[key] = self._launch(options, zone, ct)
+        local, offering, names = chosen
+        return local, offering, list(names)
+
+    def _launch(self, options: np.ndarray, zone: Requirement, ct: Requirement):
         t = self.table.offering_table()
         off_type, off_zone, off_ct, off_price = t.off_type, t.off_zone, t.off_ct, t.off_price
-        zone, ct = reqs.get(L.ZONE), reqs.get(L.CAPACITY_TYPE)
         allowed = self._launch_masks.get((zone, ct))
         if allowed is None:
             zone_ok = np.array([zone.has(z) for z in self.zone_universe], dtype=bool)
