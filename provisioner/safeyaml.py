@@ -338,6 +338,9 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
     anchors: dict = {}  # anchor -> (value, size) of the current document
     open_anchors: set = set()
     nodes = expanded = line = 0
+    tags: dict = {}  # plain scalar text -> resolved tag
+    if loader.yaml_path_resolvers:  # pragma: no cover - SafeLoader has none
+        return None
     try:
         while True:
             event = loader.get_event()
@@ -349,7 +352,9 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
                     return None
                 value = event.value
                 if event.implicit[0]:
-                    tag = resolve(scalar_node, value, event.implicit)
+                    tag = tags.get(value)
+                    if tag is None:  # a plain scalar's tag depends on its text only (no path resolvers)
+                        tag = tags[value] = resolve(scalar_node, value, event.implicit)
                     if tag != _STR:
                         if tag not in _SCALAR_TAGS:
                             return None  # a merge key, or a tag this path does not build
