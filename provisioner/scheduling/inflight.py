@@ -90,6 +90,7 @@ class InflightClaims:
         # more of a group's pods than the variant allows rejects it for good.
         host = [(self._host_counts(g), limit) for g, limit in variant.host_checks]
         # Most pods land on one of the first NodeClaims: mask a small head first, the rest at once.
+        bulk = k > 1 and variant.free  # propose only places more than one pod of a free variant
         m, start, step = len(order), 0, 64
         while start < m:
             chunk = order[start:start + step]
@@ -108,10 +109,10 @@ class InflightClaims:
             for i in np.flatnonzero(alive).tolist():
                 pos = int(chunk[i])
                 claim = claims[pos]
-                proposal = claim.propose(variant, k, topology)
+                # Bulk placement may only put on `claim` the pods one-by-one placement would (see
+                # _cap); capping k before proposing gives what proposing k and then the cap would.
+                proposal = claim.propose(variant, self._cap(variant, claim, start + i, k) if bulk else k, topology)
                 if proposal.n:
-                    if proposal.n > 1:
-                        proposal = self._while_first(variant, claim, start + i, proposal, topology)
                     return claim, proposal, None
                 if proposal.permanent:
                     dead[pos] = True
@@ -122,19 +123,17 @@ class InflightClaims:
             step = m
         return None
 
-    def _while_first(self, variant, claim, at: int, proposal, topology):
-        """Bulk placement may only put on `claim` the pods one-by-one placement would: those that
-        still find it first in (pods, creation) order, before the next NodeClaim that could take them."""
+    def _cap(self, variant, claim, at: int, k: int) -> int:
+        """At most the pods that still find `claim` first in (pods, creation) order, before the next
+        NodeClaim (at or after order position `at` + 1) not known to reject this variant."""
         state = variant.dead[_CLAIMS]
         rest = self.order[at + 1:]
         if len(rest):
             alive = ~(state[0][rest] | (state[1][rest] == self.gen[rest]))
             if alive.any():
                 nxt = self.claims[int(rest[int(alive.argmax())])]
-                cap = len(nxt.pods) - len(claim.pods) + (1 if claim.index < nxt.index else 0)
-                if cap < proposal.n:
-                    return claim.propose(variant, cap, topology)
-        return proposal
+                return min(k, len(nxt.pods) - len(claim.pods) + (1 if claim.index < nxt.index else 0))
+        return k
 
     def _pinned_codes(self, key: str):
         """Per-position codes of the NodeClaims' single value for `key` (tracked from now on)."""
