@@ -4,8 +4,10 @@
 The order is kept incrementally as a sorted numpy array of positions (keys pods << 32 | position).
 Per pod shape (Variant, shared by shape), numpy masks drop the NodeClaims that can never take it
 and those that rejected it at their current commit generation while its topology groups stood
-still (a rejection "for now"); NodeClaims pinned outside a zonal affinity's domains are rejected
-in bulk. Bulk placement stops where one-by-one placement would move on to the next NodeClaim.
+still (a rejection "for now"); NodeClaims over a hostname group's limit (counts kept per
+NodeClaim) are dead in bulk, and NodeClaims pinned outside a zonal affinity's domains or a zonal
+spread's skew are rejected for now in bulk, each exactly where `propose` would reject them. Bulk
+placement stops where one-by-one placement would move on to the next NodeClaim.
 """
 from __future__ import annotations
 
