@@ -264,6 +264,9 @@ def _finite_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
 
 
 def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    if not isinstance(node, yaml.MappingNode):  # `!!map [a]`: refused, not a TypeError
+        raise yaml.constructor.ConstructorError(None, None, f"expected a mapping, but found {node.id}",
+                                                node.start_mark)
     seen: set = set()
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
@@ -306,8 +309,141 @@ def _yaml_error(err: yaml.YAMLError, display: str) -> UnsafeInput:
     return UnsafeInput(f"malformed YAML: {problem}", origin=display, line=mark.line + 1, column=mark.column + 1)
 
 
+_STR = "tag:yaml.org,2002:str"
+_SCALAR_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
+                          "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"})
+_UNSET = object()
+
+
+def _load_plain(text: str, limits: Limits) -> list[Document] | None:
+    """One pass over the parser's events that builds the documents of an ordinary stream: anchors
+    and aliases within the limits, no explicit tag or merge key, no duplicate or non-string key.
+
+    On anything else (including any error) it gives up and returns None, and the checked two-pass
+    path below decides, with its messages; so whatever this returns is what that path returns. It
+    keeps every bound of `check_events` (a collection deeper than the limit is never opened, alias
+    expansion is counted the same way) and builds each value once, straight from the events,
+    instead of composing a node graph and then constructing it (about twice as fast).
+    """
+    loader = _Constructor(text)
+    resolve, constructors, scalar_node = loader.resolve, loader.yaml_constructors, yaml.ScalarNode
+    scalar_t, alias_t, mapping_t, sequence_t = yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, \
+        yaml.SequenceStartEvent
+    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    max_depth, max_nodes, max_items, max_alias = limits.max_depth, limits.max_nodes, limits.max_items, \
+        limits.max_alias_nodes
+    docs: list[Document] = []
+    # open collections: [container, is mapping, pending key (or _UNSET), children, size, anchor]
+    stack: list[list] = []
+    anchors: dict = {}  # anchor -> (value, size) of the current document
+    open_anchors: set = set()
+    nodes = expanded = line = 0
+    tags: dict = {}  # plain scalar text -> resolved tag
+    if loader.yaml_path_resolvers:  # pragma: no cover - SafeLoader has none
+        return None
+    try:
+        while True:
+            event = loader.get_event()
+            if event is None:
+                break
+            kind = type(event)
+            if kind is scalar_t:
+                if event.tag is not None:
+                    return None
+                value = event.value
+                if event.implicit[0]:
+                    tag = tags.get(value)
+                    if tag is None:  # a plain scalar's tag depends on its text only (no path resolvers)
+                        tag = tags[value] = resolve(scalar_node, value, event.implicit)
+                    if tag != _STR:
+                        if tag not in _SCALAR_TAGS:
+                            return None  # a merge key, or a tag this path does not build
+                        value = constructors[tag](loader, scalar_node(tag, value, event.start_mark, event.end_mark))
+                size = 1
+                nodes += 1
+                if nodes > max_nodes:
+                    return None
+                anchor = event.anchor
+                if anchor is not None:
+                    if anchor in anchors or anchor in open_anchors:
+                        return None
+                    anchors[anchor] = (value, 1)
+            elif kind is mapping_t or kind is sequence_t:
+                anchor = event.anchor
+                if event.tag is not None or len(stack) >= max_depth:
+                    return None
+                if stack and stack[-1][1] and stack[-1][2] is _UNSET:
+                    return None  # a mapping or list as a key
+                nodes += 1
+                if nodes > max_nodes:
+                    return None
+                if anchor is not None:
+                    if anchor in anchors or anchor in open_anchors:
+                        return None
+                    open_anchors.add(anchor)
+                if not stack:
+                    line = event.start_mark.line + 1
+                stack.append([{} if kind is mapping_t else [], kind is mapping_t, _UNSET, 0, 1, anchor])
+                continue
+            elif kind in ends:
+                value, _, _, _, size, anchor = stack.pop()
+                if anchor is not None:
+                    open_anchors.discard(anchor)
+                    anchors[anchor] = (value, size)
+                if nodes > max_nodes:
+                    return None
+            elif kind is alias_t:
+                found = anchors.get(event.anchor)
+                if found is None:
+                    return None  # unknown, or a cycle
+                value, size = found
+                expanded += size
+                if expanded > max_alias:
+                    return None
+                if nodes > max_nodes:
+                    return None
+            elif kind is yaml.DocumentStartEvent:
+                anchors.clear()
+                continue
+            else:  # stream start and end, document end
+                continue
+            if not stack:
+                if kind is not mapping_t and kind not in ends:
+                    line = event.start_mark.line + 1
+                docs.append(Document(value, line))
+                continue
+            top = stack[-1]
+            top[3] += 1
+            top[4] += size
+            if top[1]:
+                if top[3] > 2 * max_items:
+                    return None
+                if top[2] is _UNSET:
+                    if type(value) is not str or value in top[0]:
+                        return None  # a non-string or duplicate key: the checked path says which
+                    top[2] = value
+                else:
+                    top[0][top[2]] = value
+                    top[2] = _UNSET
+            else:
+                if top[3] > max_items:
+                    return None
+                top[0].append(value)
+    except Exception:  # noqa: BLE001 - any problem is reported by the checked path
+        return None
+    finally:
+        loader.dispose()
+    return docs
+
+
 def load_documents(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> list[Document]:
     """Every document of a YAML stream, checked first, then built."""
+    docs = _load_plain(text, limits)
+    return docs if docs is not None else _load_checked(text, display, limits)
+
+
+def _load_checked(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> list[Document]:
+    """The events checked first (`check_events`), then composed and constructed by PyYAML."""
     try:
         check_events(text, display, limits)
         loader = _Constructor(text)

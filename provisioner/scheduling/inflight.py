@@ -4,15 +4,17 @@
 The order is kept incrementally as a sorted numpy array of positions (keys pods << 32 | position).
 Per pod shape (Variant, shared by shape), numpy masks drop the NodeClaims that can never take it
 and those that rejected it at their current commit generation while its topology groups stood
-still (a rejection "for now"); NodeClaims pinned outside a zonal affinity's domains are rejected
-in bulk. Bulk placement stops where one-by-one placement would move on to the next NodeClaim.
+still (a rejection "for now"); NodeClaims over a hostname group's limit (counts kept per
+NodeClaim) are dead in bulk, and NodeClaims pinned outside a zonal affinity's domains or a zonal
+spread's skew are rejected for now in bulk, each exactly where `propose` would reject them. Bulk
+placement stops where one-by-one placement would move on to the next NodeClaim.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .requirements import Requirements
-from .topology import AFFINITY
+from .topology import AFFINITY, SPREAD
 
 _CLAIMS = "claims"  # key of the per-variant NodeClaim masks in Variant.dead (its int keys are target indices)
 
@@ -28,6 +30,9 @@ class InflightClaims:
         # kept for the keys zonal affinities ask about.
         self.pinned: dict = {}
         self.pin_codes: dict = {}
+        # hostname topology group -> per-position count of its pods on that NodeClaim, kept for the
+        # groups of variants' host checks (a count changes only by a commit to that NodeClaim).
+        self.host_counts: dict = {}
 
     def state(self, variant):
         """Per variant (shape): claims that never take it, and claims that rejected it at some
@@ -55,7 +60,8 @@ class InflightClaims:
         dead, rejected_at = state[0], state[1]
         order, gen, claims = self.order, self.gen, self.claims
         # A zonal (non-hostname) required affinity admits only domains that already hold a
-        # matching pod: NodeClaims pinned elsewhere are rejected (for now) in bulk, without proposals.
+        # matching pod, a zonal spread only domains within its skew: NodeClaims pinned elsewhere are
+        # rejected (for now) in bulk, without proposals (propose would reject them too).
         excluded = []
         for g in variant.groups:
             if g.kind is AFFINITY and not g.hostname and g.nonempty:
@@ -69,10 +75,31 @@ class InflightClaims:
                     ok[[table[d] for d in allowed if d in table]] = True
                     ok[-1] = True
                     excluded.append((codes, ok))
+            elif g.kind is SPREAD and not g.hostname:
+                # topology.py `_spread` on a NodeClaim pinned to one domain: that domain, if it is
+                # known and within the skew of the global minimum, else nothing (a rejection).
+                codes, table = self._pinned_codes(g.key)
+                if table:
+                    extra = 1 if g.selects(variant.sig.spec) else 0
+                    minimum = g._min_count(variant.strict.get(g.key))
+                    ok = np.ones(len(table) + 1, dtype=bool)
+                    counts = g.counts
+                    for domain, code in table.items():
+                        count = counts.get(domain)
+                        ok[code] = count is not None and count + extra - minimum <= g.max_skew
+                    excluded.append((codes, ok))
+        # NodeClaim.propose's first check, in bulk: hostname counts only grow, so a NodeClaim holding
+        # more of a group's pods than the variant allows rejects it for good.
+        host = [(self._host_counts(g), limit) for g, limit in variant.host_checks]
         # Most pods land on one of the first NodeClaims: mask a small head first, the rest at once.
+        bulk = k > 1 and variant.free  # propose only places more than one pod of a free variant
         m, start, step = len(order), 0, 64
         while start < m:
             chunk = order[start:start + step]
+            for counts, limit in host:
+                over = counts[chunk] > limit
+                if over.any():
+                    dead[chunk[over]] = True
             alive = ~(dead[chunk] | (rejected_at[chunk] == gen[chunk]))
             for codes, ok in excluded:
                 elsewhere = alive & ~ok[codes[chunk]]
@@ -84,10 +111,10 @@ class InflightClaims:
             for i in np.flatnonzero(alive).tolist():
                 pos = int(chunk[i])
                 claim = claims[pos]
-                proposal = claim.propose(variant, k, topology)
+                # Bulk placement may only put on `claim` the pods one-by-one placement would (see
+                # _cap); capping k before proposing gives what proposing k and then the cap would.
+                proposal = claim.propose(variant, self._cap(variant, claim, start + i, k) if bulk else k, topology)
                 if proposal.n:
-                    if proposal.n > 1:
-                        proposal = self._while_first(variant, claim, start + i, proposal, topology)
                     return claim, proposal, None
                 if proposal.permanent:
                     dead[pos] = True
@@ -98,19 +125,17 @@ class InflightClaims:
             step = m
         return None
 
-    def _while_first(self, variant, claim, at: int, proposal, topology):
-        """Bulk placement may only put on `claim` the pods one-by-one placement would: those that
-        still find it first in (pods, creation) order, before the next NodeClaim that could take them."""
+    def _cap(self, variant, claim, at: int, k: int) -> int:
+        """At most the pods that still find `claim` first in (pods, creation) order, before the next
+        NodeClaim (at or after order position `at` + 1) not known to reject this variant."""
         state = variant.dead[_CLAIMS]
         rest = self.order[at + 1:]
         if len(rest):
             alive = ~(state[0][rest] | (state[1][rest] == self.gen[rest]))
             if alive.any():
                 nxt = self.claims[int(rest[int(alive.argmax())])]
-                cap = len(nxt.pods) - len(claim.pods) + (1 if claim.index < nxt.index else 0)
-                if cap < proposal.n:
-                    return claim.propose(variant, cap, topology)
-        return proposal
+                return min(k, len(nxt.pods) - len(claim.pods) + (1 if claim.index < nxt.index else 0))
+        return k
 
     def _pinned_codes(self, key: str):
         """Per-position codes of the NodeClaims' single value for `key` (tracked from now on)."""
@@ -122,6 +147,14 @@ class InflightClaims:
             self.pinned[key] = codes
         return self.pinned[key], self.pin_codes[key]
 
+    def _host_counts(self, group):
+        counts = self.host_counts.get(group)
+        if counts is None:
+            counts = self.host_counts[group] = np.zeros(len(self.gen), dtype=np.int64)
+            for pos, claim in enumerate(self.claims):
+                counts[pos] = group.counts.get(claim.hostname, 0)
+        return counts
+
     def reorder(self, claim, before) -> None:
         """Keep `order` sorted after `claim` went from `before` pods (None: new) to its count now."""
         pos = claim.index - self.n_existing
@@ -131,10 +164,15 @@ class InflightClaims:
                 self.gen = np.concatenate([self.gen, np.zeros(len(self.gen), dtype=np.int64)])
                 for key, codes in self.pinned.items():
                     self.pinned[key] = np.concatenate([codes, np.full(len(codes), -1, dtype=np.int64)])
+                for group, counts in self.host_counts.items():
+                    self.host_counts[group] = np.concatenate([counts, np.zeros(len(counts), dtype=np.int64)])
             old = None
         else:
             self.gen[pos] += 1
             old = int(self.order_keys.searchsorted((before << 32) | pos))
+        hostname = claim.hostname
+        for group, counts in self.host_counts.items():  # the commit recorded its pods
+            counts[pos] = group.counts.get(hostname, 0)
         for label, codes in self.pinned.items():  # its requirements may have narrowed
             codes[pos] = _pin_code(claim.requirements, label, self.pin_codes[label])
         key = (len(claim.pods) << 32) | pos

@@ -54,7 +54,7 @@ class NodeClaim:
         self.taints = template.taints
         self.options = options
         self.used = [0] * ndims
-        self.env_max, self.env_min = template.envelope(options)
+        self.envelope = None  # (largest, smallest) allocatable among the options, when next needed
         self.pods: list = []
         self.host_ports: list = []
         self.merge_cache: dict = {}
@@ -81,7 +81,10 @@ class NodeClaim:
         reqs, changed = entry
         if reqs is None:
             return REJECT_FINAL
-        request, used, env_max = sig.request_vector, self.used, self.env_max
+        envelope = self.envelope
+        if envelope is None:  # computed here, not at commit: many NodeClaims are never proposed again
+            envelope = self.envelope = tpl.envelope(self.options)
+        request, used, env_max = sig.request_vector, self.used, envelope[0]
         for u, r, m in zip(used, request, env_max):
             if u + r > m:
                 return REJECT_FINAL
@@ -104,7 +107,7 @@ class NodeClaim:
         if n == 0:
             return REJECT_FINAL if final else REJECT_FOR_NOW
         total = [u + n * r for u, r in zip(used, request)]
-        if options is not self.options or any(t > m for t, m in zip(total, self.env_min)):
+        if options is not self.options or any(t > m for t, m in zip(total, envelope[1])):
             options = tpl.fitting(options, total)
             if not len(options):
                 return REJECT_FINAL if final else REJECT_FOR_NOW
@@ -118,7 +121,7 @@ class NodeClaim:
         self.used = [u + n * r for u, r in zip(self.used, sig.request_vector)]
         if proposal.options is not self.options:
             self.options = proposal.options
-            self.env_max, self.env_min = self.template.envelope(self.options)
+            self.envelope = None
         if proposal.requirements is not self.requirements:
             self.requirements = proposal.requirements
             self.merge_cache = {}

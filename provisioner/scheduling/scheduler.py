@@ -308,8 +308,11 @@ class Scheduler:
         for sig in signatures.values():  # owners of required anti-affinity exist before anything lands
             for term in sig.spec.anti_affinity:
                 sig.inverse_owned.append(self.topology.inverse_group(term, sig.spec))
+        inverse = list(self.topology.inverse.values())  # complete: only the loop above creates them
         for sig in signatures.values():
-            self._refresh_counting(sig)
+            # A variant needs the inverse groups selecting its pods; the groups counting them are
+            # gathered once all first variants (and their groups) exist, when the pods are placed.
+            sig.inverse_selecting = [g for g in inverse if g.selects(sig.spec)]
             self._variant(sig, 0)
         runs, last = [], None
         for sig, _, pod in order:
