@@ -5,6 +5,7 @@ validators, which mutmut 3 skips as decorated functions).
     python -m tests.cosmic_ray_session skip-annotations SESSION   # before `cosmic-ray exec`
     python -m tests.cosmic_ray_session sample SESSION N [SEED]    # run only N pending mutants, drawn at random
     python -m tests.cosmic_ray_session report SESSION...          # kill rate per module
+    python -m tests.cosmic_ray_session recheck SESSION            # re-run the survivors against today's tests
 
 `skip-annotations` marks as skipped the mutants inside a function's parameter or return annotation
 (`str | None` -> `str + None`): the modules use `from __future__ import annotations`, so those are
@@ -112,23 +113,17 @@ TESTS = ["tests/test_config_model_rules.py", "tests/test_builder_manifests.py", 
 def run(modules: list[str], sample_size: int = 0) -> int:
     """cosmic-ray init + exec for each module in a scratch copy of the tracked files (cosmic-ray
     mutates the file on disk), sessions kept in mutants/cosmic-ray/, then the report."""
-    import shutil
     import subprocess
     import tempfile
 
     root = Path.cwd()
     sessions_dir = root / "mutants" / "cosmic-ray"
     sessions_dir.mkdir(parents=True, exist_ok=True)
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], capture_output=True, text=True,
-                           check=True).stdout.split()
     python = str((root / ".venv" / "bin" / "python").absolute())
     cosmic_ray = str(Path(sys.executable).with_name("cosmic-ray"))
     sessions = []
     with tempfile.TemporaryDirectory(prefix="cosmic-ray-") as scratch:
-        for name in files:
-            if (root / name).is_file() and not name.startswith(("mutants/", ".venv")):
-                (Path(scratch) / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(root / name, Path(scratch) / name)
+        _copy_tracked(root, Path(scratch))
         for module in modules:
             session = sessions_dir / (Path(module).stem + ".sqlite")
             config = sessions_dir / (Path(module).stem + ".toml")
@@ -146,7 +141,61 @@ def run(modules: list[str], sample_size: int = 0) -> int:
         return report(sessions, cwd=scratch)
 
 
+def recheck(session: str) -> int:
+    """Each survivor of `session` applied again (`cosmic-ray apply`) in a scratch copy and judged by the
+    session's test command as the tests stand now: which survivors the tests added since kill."""
+    import shlex
+    import subprocess
+    import tempfile
+
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    with use_db(session, WorkDB.Mode.open) as db:
+        survivors = [item for item, result in db.completed_work_items
+                     if result.worker_outcome.value == "normal" and result.test_outcome.value == "survived"]
+    config = Path(session).with_suffix(".toml").read_text()
+    command = shlex.split(config.split('test-command = "', 1)[1].split('"', 1)[0])
+    cosmic_ray = str(Path(sys.executable).with_name("cosmic-ray"))
+    still = 0
+    with tempfile.TemporaryDirectory(prefix="cosmic-ray-recheck-") as scratch:
+        _copy_tracked(Path.cwd(), Path(scratch))
+        for item in survivors:
+            m = item.mutations[0]
+            path = Path(scratch) / m.module_path
+            original = path.read_text()
+            spans = _annotation_spans(original)
+            if any(lo <= tuple(m.start_pos) and tuple(m.end_pos) <= hi for lo, hi in spans):
+                continue  # equivalent: never evaluated
+            try:
+                subprocess.run([cosmic_ray, "apply", str(m.module_path), m.operator_name, str(m.occurrence)],
+                               cwd=scratch, check=True, capture_output=True)
+                failed = subprocess.run(command, cwd=scratch, capture_output=True).returncode != 0
+            finally:
+                path.write_text(original)
+            still += not failed
+            line = original.splitlines()[m.start_pos[0] - 1].strip()
+            print(f"{'killed now' if failed else 'SURVIVES  '} {m.operator_name:42} {m.module_path}:{m.start_pos[0]} "
+                  f"{m.definition_name}: {line[:80]}")
+    print(f"{session}: {len(survivors)} survivors, {still} survive today's tests (annotation-only ones excluded)")
+    return 0
+
+
+def _copy_tracked(root: Path, scratch: Path) -> None:
+    import shutil
+    import subprocess
+
+    names = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=root, capture_output=True, text=True,
+                           check=True).stdout.split()
+    for name in names:
+        if (root / name).is_file() and not name.startswith(("mutants/", ".venv")):
+            (scratch / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, scratch / name)
+    (scratch / ".venv").symlink_to((root / ".venv").resolve())
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "recheck":
+        return recheck(argv[1])
     if len(argv) >= 2 and argv[0] == "run":
         size = 0
         if argv[1] == "--sample":

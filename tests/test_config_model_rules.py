@@ -147,3 +147,31 @@ def test_security_group_terms_up_to_30_are_accepted_31_refused():
     terms = [{"id": f"sg-{i:017x}"} for i in range(31)]
     assert len(NodeClass.model_validate({"securityGroupSelectorTerms": terms[:30]}).security_group_selector_terms) == 30
     assert "at most 30 items" in refused(NodeClass, {"securityGroupSelectorTerms": terms})
+
+
+INT32_MAX = 2**31 - 1
+
+
+@pytest.mark.parametrize("settings_at_bound, settings_beyond, message", [
+    ({"kubelet": {"evictionMaxPodGracePeriod": INT32_MAX}}, {"kubelet": {"evictionMaxPodGracePeriod": INT32_MAX + 1}}, "less than or equal to 2147483647"),
+    ({"kubelet": {"evictionMaxPodGracePeriod": -(2**31)}}, {"kubelet": {"evictionMaxPodGracePeriod": -(2**31) - 1}}, "greater than or equal to -2147483648"),
+    ({"kubelet": {"podsPerCore": INT32_MAX}}, {"kubelet": {"podsPerCore": INT32_MAX + 1}}, "less than or equal to 2147483647"),
+    ({"kubelet": {"podsPerCore": 0}}, {"kubelet": {"podsPerCore": -1}}, "greater than or equal to 0"),
+    ({"kubelet": {"imageGCLowThresholdPercent": 100}}, {"kubelet": {"imageGCLowThresholdPercent": 101}}, "less than or equal to 100"),
+    ({"networkInterfaces": [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}]
+      + [{"networkCardIndex": i, "deviceIndex": 1, "interfaceType": "efa-only"} for i in range(1, 150)]},
+     {"networkInterfaces": [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}]
+      + [{"networkCardIndex": i, "deviceIndex": 1, "interfaceType": "efa-only"} for i in range(1, 151)]}, "at most 150 items"),
+])
+def test_ec2nodeclass_numeric_bounds_are_the_crds(settings_at_bound, settings_beyond, message):
+    """Bounds from aws/karpenter-provider-aws v1.14.1 pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml
+    (int32 kubelet fields, percentages 0-100, at most 150 network interfaces)."""
+    assert NodeClass.model_validate(settings_at_bound) is not None
+    assert message in refused(NodeClass, settings_beyond)
+
+
+def test_eviction_soft_with_its_grace_period_is_accepted():
+    kubelet = {"evictionSoft": {"memory.available": "500Mi"}, "evictionSoftGracePeriod": {"memory.available": "1m"}}
+    assert NodeClass.model_validate({"kubelet": kubelet}).kubelet.eviction_soft == {"memory.available": "500Mi"}
+    assert "evictionSoft memory.available has no matching evictionSoftGracePeriod" in refused(
+        NodeClass, {"kubelet": {"evictionSoft": {"memory.available": "500Mi"}}})
