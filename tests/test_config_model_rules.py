@@ -175,3 +175,21 @@ def test_eviction_soft_with_its_grace_period_is_accepted():
     assert NodeClass.model_validate({"kubelet": kubelet}).kubelet.eviction_soft == {"memory.available": "500Mi"}
     assert "evictionSoft memory.available has no matching evictionSoftGracePeriod" in refused(
         NodeClass, {"kubelet": {"evictionSoft": {"memory.available": "500Mi"}}})
+
+
+def test_eviction_soft_grace_period_values_must_be_go_durations():
+    kubelet = {"evictionSoft": {"memory.available": "500Mi"}, "evictionSoftGracePeriod": {"memory.available": "soon"}}
+    assert "memory.available: 'soon' is not a duration (e.g. 1m30s)" in refused(NodeClass, {"kubelet": kubelet})
+
+
+def test_tag_keys_up_to_128_and_values_up_to_256_characters_are_accepted():
+    """EC2 tag limits (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html#tag-restrictions)."""
+    assert NodeClass.model_validate({"tags": {"k" * 128: "v" * 256}}).tags == {"k" * 128: "v" * 256}
+    for tags in ({"k" * 129: "v"}, {"k": "v" * 257}):
+        assert "EC2 allows keys of at most 128 and values of at most 256 characters" in refused(NodeClass, {"tags": tags})
+
+
+def test_subnet_terms_up_to_30_are_accepted_31_refused():
+    terms = [{"id": f"subnet-{i:017x}"} for i in range(31)]
+    assert len(NodeClass.model_validate({"subnetSelectorTerms": terms[:30]}).subnet_selector_terms) == 30
+    assert "at most 30 items" in refused(NodeClass, {"subnetSelectorTerms": terms})
