@@ -193,3 +193,71 @@ def test_subnet_terms_up_to_30_are_accepted_31_refused():
     terms = [{"id": f"subnet-{i:017x}"} for i in range(31)]
     assert len(NodeClass.model_validate({"subnetSelectorTerms": terms[:30]}).subnet_selector_terms) == 30
     assert "at most 30 items" in refused(NodeClass, {"subnetSelectorTerms": terms})
+
+
+def test_a_percentage_eviction_threshold_that_is_no_number_is_refused_with_the_kubelet_message():
+    assert "memory.available: 'abc%' is not a threshold kubelet accepts" in refused(
+        NodeClass, {"kubelet": {"evictionHard": {"memory.available": "abc%"}}})
+
+
+def test_root_volume_throughput_bounds_are_gp3s_125_to_1000():
+    assert NodeClass.model_validate({"rootVolume": {"throughput": 1000}}).root_volume.throughput == 1000
+    assert NodeClass.model_validate({"rootVolume": {"throughput": 125}}).root_volume.throughput == 125
+    assert "less than or equal to 1000" in refused(NodeClass, {"rootVolume": {"throughput": 1001}})
+    assert "greater than or equal to 125" in refused(NodeClass, {"rootVolume": {"throughput": 124}})
+
+
+def test_block_device_mappings_one_root_volume_and_at_most_50():
+    def device(i, root=False):
+        return {"deviceName": f"/dev/xvd{i}", "rootVolume": root, "ebs": {"volumeSize": "20Gi"}}
+
+    assert "must have only one blockDeviceMappings with rootVolume" in refused(
+        NodeClass, {"blockDeviceMappings": [device("a", True), device("b", True)]})
+    fifty = [device("a", True)] + [device(f"b{i}") for i in range(49)]
+    assert len(NodeClass.model_validate({"blockDeviceMappings": fifty}).block_device_mappings) == 50
+    assert "at most 50 items" in refused(NodeClass, {"blockDeviceMappings": fifty + [device("c")]})
+
+
+@pytest.mark.parametrize("kubelet, message", [
+    ({"maxPods": INT32_MAX + 1}, "less than or equal to 2147483647"),
+    ({"evictionHard": {"memory.available": "100.5%"}}, "is not a threshold kubelet accepts"),
+    ({"evictionHard": {"memory.available": "-1%"}}, "is not a threshold kubelet accepts"),
+])
+def test_kubelet_values_beyond_the_crd_are_refused(kubelet, message):
+    assert message in refused(NodeClass, {"kubelet": kubelet})
+
+
+@pytest.mark.parametrize("threshold", ["0%", "0.5%", "10%", "100%", "100Mi", "1Gi"])
+def test_kubelet_eviction_thresholds_as_percentages_or_quantities_are_accepted(threshold):
+    nc = NodeClass.model_validate({"kubelet": {"maxPods": INT32_MAX, "evictionHard": {"memory.available": threshold}}})
+    assert nc.kubelet.eviction_hard == {"memory.available": threshold}
+
+
+def test_ip_prefix_count_is_an_int32():
+    assert NodeClass.model_validate({"ipPrefixCount": INT32_MAX}).ip_prefix_count == INT32_MAX
+    assert "less than or equal to 2147483647" in refused(NodeClass, {"ipPrefixCount": INT32_MAX + 1})
+
+
+def test_alias_versions_without_v_are_refused_only_for_al2023():
+    assert NodeClass.model_validate({"amiAlias": "bottlerocket@1.20.0"}).ami_alias == "bottlerocket@1.20.0"
+
+
+@pytest.mark.parametrize("volume, message", [
+    ({"type": "gp2", "iops": 3000}, "iops cannot be set on gp2"),
+    ({"type": "io1"}, "io1 needs iops (provisioned IOPS volume)"),
+    ({"type": "io2", "throughput": 200, "iops": 3000}, "throughput can only be set on gp3, not io2"),
+])
+def test_root_volume_combinations_ec2_refuses(volume, message):
+    assert message in refused(NodeClass, {"rootVolume": volume})
+
+
+@pytest.mark.parametrize("volume", [{"type": "io2", "iops": 3000}, {"type": "gp3", "iops": 3000, "throughput": 125},
+                                    {"type": "gp2"}])
+def test_root_volume_combinations_ec2_accepts(volume):
+    assert NodeClass.model_validate({"rootVolume": volume}).root_volume.type == volume["type"]
+
+
+def test_network_interfaces_may_not_repeat_a_card_and_device_pair():
+    primary = {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
+    message = refused(NodeClass, {"networkInterfaces": [primary, {**primary}]})
+    assert "must not have duplicate networkCardIndex and deviceIndex pairs" in message
