@@ -222,6 +222,8 @@ def test_block_device_mappings_one_root_volume_and_at_most_50():
     ({"maxPods": INT32_MAX + 1}, "less than or equal to 2147483647"),
     ({"evictionHard": {"memory.available": "100.5%"}}, "is not a threshold kubelet accepts"),
     ({"evictionHard": {"memory.available": "-1%"}}, "is not a threshold kubelet accepts"),
+    ({"evictionHard": {"memory.available": "5e1%"}}, "is not a threshold kubelet accepts"),  # float() takes it, kubelet not
+    ({"evictionHard": {"memory.available": "1_0%"}}, "is not a threshold kubelet accepts"),
 ])
 def test_kubelet_values_beyond_the_crd_are_refused(kubelet, message):
     assert message in refused(NodeClass, {"kubelet": kubelet})
