@@ -224,6 +224,7 @@ def test_block_device_mappings_one_root_volume_and_at_most_50():
     ({"evictionHard": {"memory.available": "-1%"}}, "is not a threshold kubelet accepts"),
     ({"evictionHard": {"memory.available": "5e1%"}}, "is not a threshold kubelet accepts"),  # float() takes it, kubelet not
     ({"evictionHard": {"memory.available": "1_0%"}}, "is not a threshold kubelet accepts"),
+    ({"evictionHard": {"memory.available": "lots"}}, "is not a threshold kubelet accepts"),  # neither % nor quantity
 ])
 def test_kubelet_values_beyond_the_crd_are_refused(kubelet, message):
     assert message in refused(NodeClass, {"kubelet": kubelet})
