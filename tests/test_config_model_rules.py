@@ -187,6 +187,8 @@ def test_tag_keys_up_to_128_and_values_up_to_256_characters_are_accepted():
     assert NodeClass.model_validate({"tags": {"k" * 128: "v" * 256}}).tags == {"k" * 128: "v" * 256}
     for tags in ({"k" * 129: "v"}, {"k": "v" * 257}):
         assert "EC2 allows keys of at most 128 and values of at most 256 characters" in refused(NodeClass, {"tags": tags})
+    # The message shows the key's first 40 characters, not all 129.
+    assert f"tag {'k' * 40!r}: EC2 allows" in refused(NodeClass, {"tags": {"k" * 129: "v"}})
 
 
 def test_subnet_terms_up_to_30_are_accepted_31_refused():
