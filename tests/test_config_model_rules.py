@@ -29,10 +29,11 @@ def test_labels_up_to_the_cap_less_the_team_label_are_accepted():
     assert pool(labels=labels).labels == labels
 
 
-def test_one_label_more_than_the_cap_leaves_room_for_is_refused():
-    labels = {f"example.com/l{i}": "x" for i in range(MAX_LABELS)}
+@pytest.mark.parametrize("count", [MAX_LABELS, MAX_LABELS + 1])
+def test_labels_beyond_the_room_the_team_label_leaves_are_refused(count):
+    labels = {f"example.com/l{i}": "x" for i in range(count)}
     message = refused(NodePool, {"name": "pool", "limits": LIMITS, "labels": labels})
-    assert f"{MAX_LABELS} labels plus the team label; the NodePool CRD allows at most {MAX_LABELS}" in message
+    assert f"{count} labels plus the team label; the NodePool CRD allows at most {MAX_LABELS}" in message
 
 
 def test_budget_duration_without_schedule_is_refused_and_schedule_without_duration_too():
@@ -90,6 +91,12 @@ def test_min_values_equal_to_the_in_values_is_accepted_above_it_refused():
     assert ok.min_values == 2
     assert "minValues 3 needs at least that many values" in refused(
         Requirement, {"key": "example.com/x", "operator": "In", "values": ["a", "b"], "minValues": 3})
+
+
+def test_min_values_is_bounded_by_the_values_only_under_in():
+    """The CRD rule bounds minValues by the values only for `In`; NotIn values are exclusions."""
+    notin = Requirement.model_validate({"key": "example.com/x", "operator": "NotIn", "values": ["a"], "minValues": 2})
+    assert notin.min_values == 2
 
 
 def test_min_values_cap_is_the_crds_50():
