@@ -89,6 +89,8 @@ def test_notin_without_values_is_accepted_only_in_needs_one():
 def test_min_values_equal_to_the_in_values_is_accepted_above_it_refused():
     ok = Requirement.model_validate({"key": "example.com/x", "operator": "In", "values": ["a", "b"], "minValues": 2})
     assert ok.min_values == 2
+    more = Requirement.model_validate({"key": "example.com/x", "operator": "In", "values": ["a", "b", "c"], "minValues": 2})
+    assert more.values == ["a", "b", "c"]
     assert "minValues 3 needs at least that many values" in refused(
         Requirement, {"key": "example.com/x", "operator": "In", "values": ["a", "b"], "minValues": 3})
 
