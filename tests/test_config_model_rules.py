@@ -104,6 +104,8 @@ def test_min_values_is_bounded_by_the_values_only_under_in():
 def test_min_values_cap_is_the_crds_50():
     assert Requirement.model_validate({"key": "example.com/x", "operator": "Exists", "minValues": 50}).min_values == 50
     assert "less than or equal to 50" in refused(Requirement, {"key": "example.com/x", "operator": "Exists", "minValues": 51})
+    assert Requirement.model_validate({"key": "example.com/x", "operator": "Exists", "minValues": 1}).min_values == 1
+    assert "greater than or equal to 1" in refused(Requirement, {"key": "example.com/x", "operator": "Exists", "minValues": 0})
 
 
 def test_gt_takes_exactly_one_integer_value():
