@@ -277,3 +277,8 @@ def test_network_interfaces_may_not_repeat_a_card_and_device_pair():
     primary = {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
     message = refused(NodeClass, {"networkInterfaces": [primary, {**primary}]})
     assert "must not have duplicate networkCardIndex and deviceIndex pairs" in message
+
+
+def test_static_pool_replicas_may_be_zero_not_negative():
+    assert NodePool.model_validate({"name": "pool", "replicas": 0, "limits": {"nodes": "1"}}).replicas == 0
+    assert "greater than or equal to 0" in refused(NodePool, {"name": "pool", "replicas": -1, "limits": {"nodes": "1"}})
