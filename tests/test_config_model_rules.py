@@ -282,3 +282,18 @@ def test_network_interfaces_may_not_repeat_a_card_and_device_pair():
 def test_static_pool_replicas_may_be_zero_not_negative():
     assert NodePool.model_validate({"name": "pool", "replicas": 0, "limits": {"nodes": "1"}}).replicas == 0
     assert "greater than or equal to 0" in refused(NodePool, {"name": "pool", "replicas": -1, "limits": {"nodes": "1"}})
+
+
+def test_pool_annotation_keys_the_api_server_refuses_are_refused():
+    message = refused(NodePool, {"name": "pool", "limits": LIMITS, "annotations": {"bad key!": "x"}})
+    assert "bad key!" in message
+    assert pool(annotations={"example.com/note": "x"}).annotations == {"example.com/note": "x"}
+
+
+def test_the_same_taint_in_taints_and_startup_taints_is_refused():
+    """kubernetes-sigs/karpenter v1.14.1 pkg/apis/v1/nodepool_validation.go validateTaints: a key/effect
+    pair once across taints and startupTaints."""
+    taint = {"key": "example.com/t", "effect": "NoSchedule"}
+    message = refused(NodePool, {"name": "pool", "limits": LIMITS, "taints": [taint], "startupTaints": [taint]})
+    assert "appears twice across taints and startupTaints" in message
+    assert len(pool(taints=[taint], startupTaints=[{**taint, "effect": "NoExecute"}]).startup_taints) == 1
