@@ -38,13 +38,17 @@ pr-report: $(STAMP)
 	$(if $(BASE),,$(error BASE is required, e.g. make pr-report STACK=dev BASE=origin/main))
 	$(PY) -m offline.pr_report $(STACK) --base $(BASE) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
 		$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(FAIL_ON),--fail-on $(FAIL_ON))
-# Mutation testing (mutmut 3, configured in setup.cfg): one run per module, then the kill rates.
-# Long (tens of minutes on a busy machine); figures go to BENCHMARKS.md.
+# Mutation testing (mutmut 3, configured in setup.cfg): one run per module, then the kill rates;
+# then cosmic-ray over the config models, whose logic sits in pydantic validators (decorated methods,
+# which mutmut 3 does not mutate). Long (tens of minutes on a busy machine); figures go to BENCHMARKS.md.
+# CR_SAMPLE=N runs N randomly drawn mutants per module instead of all.
 MUTATE ?= provisioner.scheduling.requirements provisioner.scheduling.topology components.config.nodepools \
           components.config.nodeclasses components.nodepools components.nodeclasses
+CR_MODULES ?= components/config/nodepools.py components/config/nodeclasses.py
 mutation: $(STAMP)
 	for module in $(MUTATE); do $(VENV)/bin/mutmut run "$$module.*" || exit $$?; done
 	$(PY) -m tests.mutation_report
+	$(PY) -m tests.cosmic_ray_session run $(if $(CR_SAMPLE),--sample $(CR_SAMPLE)) $(CR_MODULES)
 
 # Worst time and memory per hostile input (tests/hostile/corpus.py); figures in BENCHMARKS.md.
 hostile-bench: $(STAMP)
