@@ -427,8 +427,12 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
                     top[2] = _UNSET
             else:
                 if top[3] > max_items:
-                    return None
+                    # Refused here, as check_events words it: handing a 100,000-item list to the
+                    # checked path would parse it all a second time.
+                    raise _ListTooLong(event, _plain_path(stack))
                 top[0].append(value)
+    except _ListTooLong:
+        raise
     except Exception:  # noqa: BLE001 - any problem is reported by the checked path
         return None
     finally:
@@ -436,9 +440,32 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
     return docs
 
 
+class _ListTooLong(Exception):
+    def __init__(self, event: Any, path: str):
+        super().__init__(path)
+        self.event, self.path = event, path
+
+
+def _plain_path(stack: list[list]) -> str:
+    """The key path of the one-pass reader's open collections, as `_path` writes check_events'."""
+    out = ""
+    for container, mapping, key, children, _size, _anchor in stack:
+        if mapping:
+            if key is not _UNSET:
+                out += f".{key}" if out else str(key)
+        else:
+            out += f"[{children}]"
+    return out
+
+
 def load_documents(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> list[Document]:
     """Every document of a YAML stream, checked first, then built."""
-    docs = _load_plain(text, limits)
+    try:
+        docs = _load_plain(text, limits)
+    except _ListTooLong as err:
+        mark = err.event.start_mark
+        raise UnsafeInput(f"a list of more than {limits.max_items:,} items; refused", origin=display,
+                          line=mark.line + 1, column=mark.column + 1, path=err.path) from None
     return docs if docs is not None else _load_checked(text, display, limits)
 
 

@@ -7,7 +7,8 @@ import yaml
 from hypothesis import given, settings, strategies as st
 
 from provisioner.bench.engine import benchmark_shape_objects
-from provisioner.safeyaml import DEFAULT_LIMITS, Limits, UnsafeInput, _load_checked, _load_plain, load_documents
+from provisioner.safeyaml import (DEFAULT_LIMITS, Limits, UnsafeInput, _ListTooLong, _load_checked, _load_plain,
+                                  load_documents)
 
 TOKENS = ("a", "b", "'q'", '"d"', "1", "0x1F", "0o17", "1_000", "1:30", "1.5", "1e3", ".inf", "-.inf", ".nan",
           "true", "yes", "Off", "~", "null", "", "2024-01-01", "2024-01-01T10:00:00Z", "=", "<<", "!!str 5",
@@ -32,7 +33,16 @@ VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_si
 
 
 def _same(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
-    fast = _load_plain(text, limits)
+    try:
+        fast = _load_plain(text, limits)
+    except _ListTooLong:
+        # The one refusal the one-pass reader words itself: exactly as the checked path would.
+        with pytest.raises(UnsafeInput) as checked:
+            _load_checked(text, "x.yaml", limits)
+        with pytest.raises(UnsafeInput) as mine:
+            load_documents(text, "x.yaml", limits)
+        assert str(mine.value) == str(checked.value)
+        return
     try:
         checked = _load_checked(text, "x.yaml", limits)
     except UnsafeInput:
@@ -86,3 +96,17 @@ def test_refusals_keep_the_checked_messages(text, message):
     assert _load_plain(text, DEFAULT_LIMITS) is None
     with pytest.raises(UnsafeInput, match=message):
         load_documents(text, "x.yaml")
+
+
+def test_a_list_over_the_item_limit_is_refused_in_one_pass_as_the_checked_path_words_it():
+    """A 100,000-item List used to be parsed twice before its refusal (once per reader)."""
+    text = "kind: List\nitems:\n" + "".join(f"- {{name: p{i}}}\n" for i in range(5))
+    limits = Limits(max_items=3)
+    with pytest.raises(_ListTooLong):
+        _load_plain(text, limits)
+    with pytest.raises(UnsafeInput) as checked:
+        _load_checked(text, "x.yaml", limits)
+    with pytest.raises(UnsafeInput) as mine:
+        load_documents(text, "x.yaml", limits)
+    assert str(mine.value) == str(checked.value)
+    assert "items[4]: a list of more than 3 items; refused" in str(mine.value)
