@@ -7,13 +7,11 @@ import json
 import sys
 from datetime import datetime, timezone
 
-from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load_catalog_file
 from ..disruption.consolidation import consolidate
 from ..disruption.report import render_table
 from ..disruption.snapshot import load_snapshot
-from ..errors import InputError
 from ..manifests import read_paths
-from .simulate import _discount, _zones
+from .simulate import add_input_arguments, load_catalog_arg
 
 
 def _time(text: str) -> datetime:
@@ -32,15 +30,8 @@ def register(subparsers) -> None:
         description="From a snapshot of NodePools, EC2NodeClasses, Nodes, NodeClaims, Pods, PodDisruptionBudgets and "
                     "DaemonSets (kubectl get -o yaml), the disruption command Karpenter v1.14 would start in its "
                     "current pass, and the reason each other Karpenter-managed node stays.")
-    parser.add_argument("-f", "--filename", dest="paths", action="append", required=True, metavar="SNAPSHOT",
-                        help="YAML file or folder (repeatable)")
-    parser.add_argument("--catalog", metavar="PATH", help="instance-type catalog JSON (default: the shipped EC2 catalog)")
-    parser.add_argument("--region", default=DEFAULT_REGION, help=f"AWS region label (default {DEFAULT_REGION})")
-    parser.add_argument("--zones", type=_zones, default=list(DEFAULT_ZONES), metavar="A,B,C",
-                        help="zones offered to replacements, besides the nodes' own (default "
-                             f"{','.join(DEFAULT_ZONES)})")
-    parser.add_argument("--spot-discount", type=_discount, default=DEFAULT_SPOT_DISCOUNT, metavar="FRACTION",
-                        help=f"assumed spot discount off on-demand (default {DEFAULT_SPOT_DISCOUNT})")
+    add_input_arguments(parser, path_metavar="SNAPSHOT",
+                        zones_help="zones offered to replacements, besides the nodes' own")
     parser.add_argument("--spot-to-spot", choices=("on", "off"), default=None,
                         help="Karpenter's SpotToSpotConsolidation feature gate (default: as the snapshot shows it, in "
                              "a Karpenter Deployment's FEATURE_GATES or the chart's values; else off, as upstream)")
@@ -52,9 +43,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     objects, origins = read_paths(args.paths)
-    catalog = load_catalog_file(args.catalog) if args.catalog else None
-    if catalog is not None and not catalog.types:
-        raise InputError("the catalog has no instance types", origin=args.catalog)
+    catalog = load_catalog_arg(args)
     snap = load_snapshot(objects, origins)
     for warning in snap.inputs.warnings:
         print(f"warning: {warning}", file=sys.stderr)

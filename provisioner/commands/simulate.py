@@ -37,14 +37,14 @@ def _positive(text: str) -> int:
     return value
 
 
-def add_input_arguments(parser) -> None:
-    """-f, --catalog, --region, --zones, --spot-discount: shared by simulate and tune."""
-    parser.add_argument("-f", "--filename", dest="paths", action="append", required=True, metavar="PATH",
+def add_input_arguments(parser, *, path_metavar: str = "PATH", zones_help: str = "zones offered") -> None:
+    """-f, --catalog, --region, --zones, --spot-discount: shared by simulate, tune and consolidate."""
+    parser.add_argument("-f", "--filename", dest="paths", action="append", required=True, metavar=path_metavar,
                         help="YAML file or folder of multi-document YAML (repeatable)")
     parser.add_argument("--catalog", metavar="PATH", help="instance-type catalog JSON (default: the shipped EC2 catalog)")
     parser.add_argument("--region", default=DEFAULT_REGION, help=f"AWS region label (default {DEFAULT_REGION})")
     parser.add_argument("--zones", type=_zones, default=list(DEFAULT_ZONES), metavar="A,B,C",
-                        help=f"zones offered (default {','.join(DEFAULT_ZONES)})")
+                        help=f"{zones_help} (default {','.join(DEFAULT_ZONES)})")
     parser.add_argument("--spot-discount", type=_discount, default=DEFAULT_SPOT_DISCOUNT, metavar="FRACTION",
                         help=f"assumed spot discount off on-demand for estimated spot prices (default {DEFAULT_SPOT_DISCOUNT})")
 
