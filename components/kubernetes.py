@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any, Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -35,3 +36,22 @@ def cluster_provider(name: str, cluster: ExistingCluster, opts: pulumi.ResourceO
         lambda args: kubeconfig(args[0], args[1], args[2], cluster.region)
     )
     return k8s.Provider(name, kubeconfig=config, enable_server_side_apply=True, opts=opts)
+
+
+def custom_resource(kind_prefix: str, manifest: Mapping[str, Any], *, parent: pulumi.Resource,
+                    depends_on: Sequence[pulumi.Resource] = (), delete_timeout: str | None = None,
+                    ) -> k8s.apiextensions.CustomResource:
+    """One Karpenter object as a child of `parent`, named `<kind_prefix>-<metadata.name>`.
+
+    The resource name is the object's identity in state: changing it replaces the object on
+    `pulumi up`. `depends_on` goes on the object itself, because children do not inherit a
+    component's dependencies and `pulumi destroy` deletes in their reverse."""
+    timeouts = pulumi.CustomTimeouts(delete=delete_timeout) if delete_timeout else None
+    return k8s.apiextensions.CustomResource(
+        f"{kind_prefix}-{manifest['metadata']['name']}",
+        api_version=manifest["apiVersion"],
+        kind=manifest["kind"],
+        metadata=manifest["metadata"],
+        spec=manifest["spec"],
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on), custom_timeouts=timeouts),
+    )

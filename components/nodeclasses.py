@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from .config import PlatformConfig
 from .config.nodeclasses import BOTTLEROCKET_OS_DEVICE, BOTTLEROCKET_OS_SIZE, ROOT_DEVICE, NodeClass
 from .discovery import discovery_tags
+from .kubernetes import custom_resource
 
 NODE_CLASS_TAG = "karpenter-platform.io/node-class"
 FLOATING_AMI_ANNOTATION = "karpenter-platform.io/floating-ami"
@@ -152,13 +153,6 @@ class NodeClasses(pulumi.ComponentResource):
             manifest = nodeclass_manifest(class_name, node_class, cluster_name=cluster_name, role=node_role_name,
                                           subnet_tags=subnet_tags, security_group_tags=security_group_tags,
                                           subnet_terms=subnet_terms)
-            self.classes[class_name] = k8s.apiextensions.CustomResource(
-                f"ec2nodeclass-{class_name}",
-                api_version="karpenter.k8s.aws/v1",
-                kind="EC2NodeClass",
-                metadata=manifest["metadata"],
-                spec=manifest["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on),
-                                            custom_timeouts=pulumi.CustomTimeouts(delete=DELETE_TIMEOUT)),
-            )
+            self.classes[class_name] = custom_resource(
+                "ec2nodeclass", manifest, parent=self, depends_on=depends_on, delete_timeout=DELETE_TIMEOUT)
         self.register_outputs({"names": sorted(self.classes)})

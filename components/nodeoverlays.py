@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 
 from .config import TEAM_LABEL, PlatformConfig, Team
 from .config.nodeoverlays import NODEPOOL_LABEL, NodeOverlay
+from .kubernetes import custom_resource
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "karpenter-platform"}
 
@@ -63,13 +64,6 @@ class NodeOverlays(pulumi.ComponentResource):
         super().__init__("karpenter-platform:index:NodeOverlays", name, None, opts)
         self.overlays: dict[str, k8s.apiextensions.CustomResource] = {}
         for manifest in nodeoverlay_manifests(config):
-            overlay_name = manifest["metadata"]["name"]
-            self.overlays[overlay_name] = k8s.apiextensions.CustomResource(
-                f"nodeoverlay-{overlay_name}",
-                api_version=manifest["apiVersion"],
-                kind=manifest["kind"],
-                metadata=manifest["metadata"],
-                spec=manifest["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
-            )
+            self.overlays[manifest["metadata"]["name"]] = custom_resource(
+                "nodeoverlay", manifest, parent=self, depends_on=depends_on)
         self.register_outputs({"names": sorted(self.overlays)})

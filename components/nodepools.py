@@ -12,6 +12,7 @@ from .config import TEAM_LABEL, PlatformConfig, Team
 from .config.teams import ALLOW_SPOT_ANNOTATION, BUDGET_ANNOTATION, LARGEST_POD_ANNOTATION
 from .config.nodepools import NodePool, Taint
 from .config.odigos import NEEDS_INIT_TAINT
+from .kubernetes import custom_resource
 
 OWNER_ANNOTATION = "karpenter-platform.io/owner"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "karpenter-platform"}
@@ -109,14 +110,6 @@ class NodePools(pulumi.ComponentResource):
         super().__init__("karpenter-platform:index:NodePools", name, None, opts)
         self.pools: dict[str, k8s.apiextensions.CustomResource] = {}
         for manifest in nodepool_manifests(config):
-            pool_name = manifest["metadata"]["name"]
-            self.pools[pool_name] = k8s.apiextensions.CustomResource(
-                f"nodepool-{pool_name}",
-                api_version=manifest["apiVersion"],
-                kind=manifest["kind"],
-                metadata=manifest["metadata"],
-                spec=manifest["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on),
-                                            custom_timeouts=pulumi.CustomTimeouts(delete=DELETE_TIMEOUT)),
-            )
+            self.pools[manifest["metadata"]["name"]] = custom_resource(
+                "nodepool", manifest, parent=self, depends_on=depends_on, delete_timeout=DELETE_TIMEOUT)
         self.register_outputs({"names": sorted(self.pools)})
