@@ -15,18 +15,18 @@ found, 2 bad input or the API server unreachable (one line).
 
 from __future__ import annotations
 
-import argparse
 import base64
 import gzip
 import json
 import sys
-from pathlib import Path
 from typing import Any, Protocol
 
 from components import crds as crd_checks
 from components import reference
-from components.config import ConfigError, load_platform
+from components.config import load_platform
 from components.config.versions import expanded_violations
+
+from . import versioncli
 
 CRD_RELEASE = "karpenter-crd"
 CONTROLLER_RELEASE = "karpenter"
@@ -200,23 +200,13 @@ def table(report: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m offline.preflight", description=__doc__.splitlines()[0])
-    parser.add_argument("stack", help="stack name (stacks/Pulumi.<stack>.yaml)")
-    parser.add_argument("--to", required=True, help=f"target Karpenter version ({', '.join(reference.supported())})")
-    parser.add_argument("--kubeconfig", default=None, help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-    parser.add_argument("--context", default=None, help="kubeconfig context (default: the current one)")
-    parser.add_argument("-o", "--output", choices=("json", "table"), default="table")
-    parser.add_argument("--project-dir", type=Path, default=Path.cwd(), help="folder holding Pulumi.yaml")
+    parser = versioncli.parser("python -m offline.preflight", __doc__.splitlines()[0], cluster=True)
     args = parser.parse_args(argv)
     try:
         reference.check(args.to)
         platform = load_platform(args.project_dir.resolve(), args.stack)
-    except reference.UnsupportedVersion as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except ConfigError as err:
-        print(f"error: stack {args.stack} is invalid: {'; '.join(map(str, err.issues))}", file=sys.stderr)
-        return 2
+    except versioncli.INPUT_ERRORS as err:
+        return versioncli.refuse(err, args.stack)
     try:
         from kubernetes import config as kube_config
 

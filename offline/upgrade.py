@@ -13,15 +13,16 @@ version or an invalid stack.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any, Iterator
 
 from components import iam, reference
-from components.config import ConfigError, load_platform
+from components.config import load_platform
 from components.config.versions import version_issues
+
+from . import versioncli
 
 # The chart file at each tag still names an earlier release's image (the release commit bumps
 # only these two lines; see ../shared/reference/karpenter-versions/README.md): the chart version
@@ -222,20 +223,12 @@ def table(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m offline.upgrade", description=__doc__.splitlines()[0])
-    parser.add_argument("stack", help="stack name (stacks/Pulumi.<stack>.yaml)")
-    parser.add_argument("--to", required=True, help=f"target Karpenter version ({', '.join(reference.supported())})")
-    parser.add_argument("-o", "--output", choices=("json", "table"), default="table")
-    parser.add_argument("--project-dir", type=Path, default=Path.cwd(), help="folder holding Pulumi.yaml")
+    parser = versioncli.parser("python -m offline.upgrade", __doc__.splitlines()[0])
     args = parser.parse_args(argv)
     try:
         result = plan(args.project_dir.resolve(), args.stack, args.to)
-    except reference.UnsupportedVersion as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except ConfigError as err:
-        print(f"error: stack {args.stack} is invalid: {'; '.join(map(str, err.issues))}", file=sys.stderr)
-        return 2
+    except versioncli.INPUT_ERRORS as err:
+        return versioncli.refuse(err, args.stack)
     print(json.dumps(result, indent=2) if args.output == "json" else table(result))
     return 0
 
