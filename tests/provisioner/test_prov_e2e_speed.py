@@ -129,3 +129,11 @@ def test_formatted_resources_are_fresh_dicts():
     first["cpu"] = "changed"
     assert quantity.format_resources({"memory": 2**30 * 1000, "cpu": 1500, "pods": 0}) == {"cpu": "1500m",
                                                                                             "memory": "1Gi"}
+
+
+def test_phase_breakdown_covers_a_whole_process_run():
+    from provisioner.bench import engine
+    phases = engine.e2e_phases(50, 1)
+    assert list(phases) == list(engine.PHASE_NAMES)
+    assert all(seconds >= 0 for seconds in phases.values())
+    assert phases["imports"] > 0 and phases["solve (catalog, scheduler, rounds)"] > 0
