@@ -1,36 +1,64 @@
 """`provisioner` command line: a thin argparse shell over the subcommand modules.
 
 Each subcommand module exposes `register(subparsers)` (adds its parser and sets `run`); to add
-one, import its module and append it to SUBCOMMANDS.
+one, append (name, module, one-line help) to SUBCOMMANDS, with the help its `register` gives
+(a test compares them).
+
+Only the chosen subcommand's module is imported: the others would cost a `simulate` run their
+imports (the advisor's HTTP server and metrics, disruption, tuning), about 0.1 s of CPU. The rest
+appear in `provisioner --help` and in argparse's messages through stand-in parsers carrying the
+same name and help.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
-from .commands import consolidate as consolidate_command
-from .commands import drift as drift_command
-from .commands import odigos_prepare as odigos_prepare_command
-from .commands import simulate as simulate_command
-from .commands import tune as tune_command
-from .controller import command as serve_command
 from .errors import InputError
 
-SUBCOMMANDS = [simulate_command, serve_command, odigos_prepare_command, tune_command, drift_command, consolidate_command]
+SUBCOMMANDS = (
+    ("simulate", "provisioner.commands.simulate",
+     "what Karpenter would launch for these manifests, what it costs, and why pods stay Pending"),
+    ("serve", "provisioner.controller.command",
+     "run in the cluster: explain Pending pods (Events) and price the pending plan (metrics)"),
+    ("odigos-prepare-nodes", "provisioner.commands.odigos_prepare",
+     "taint existing nodes odiglet has not prepared yet with odigos.io/needs-init:NoSchedule"),
+    ("tune", "provisioner.commands.tune",
+     "search NodePool requirement changes (size windows, categories, memory and GPU caps, families, generations) "
+     "that make the plan cheaper"),
+    ("drift", "provisioner.commands.drift",
+     "which NodePools and EC2NodeClasses a manifest change drifts, and how many nodes Karpenter replaces"),
+    ("consolidate", "provisioner.commands.consolidate",
+     "what Karpenter's consolidation would do now with this cluster snapshot, and why not elsewhere"),
+)
 EXIT_INVALID_INPUT = 2
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(chosen=None) -> argparse.ArgumentParser:
+    """The full parser (every subcommand module imported), or, given `chosen` (a set of names),
+    one where only those subcommands are real and the others are stand-ins with their help."""
     parser = argparse.ArgumentParser(prog="provisioner",
                                      description="Karpenter's provisioning decisions, offline or in the cluster.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in SUBCOMMANDS:
-        module.register(subparsers)
+    for name, module, help_text in SUBCOMMANDS:
+        if chosen is None or name in chosen:
+            importlib.import_module(module).register(subparsers)
+        else:
+            subparsers.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
+def chosen_command(argv) -> str:
+    """The subcommand named in argv, found by argparse itself with every command a stand-in
+    (so `--help`, a missing or unknown command end here with argparse's usual message)."""
+    args, _ = build_parser(chosen=()).parse_known_args(argv)
+    return args.command
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(chosen={chosen_command(argv)}).parse_args(argv)
     try:
         return args.run(args) or 0
     except InputError as exc:

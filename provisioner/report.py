@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
+from json.encoder import encode_basestring_ascii
 
 from .quantity import format_quantity
 from .result import SimulationResult
@@ -25,22 +27,94 @@ def _usage(requests: dict, allocatable: dict, name: str) -> str:
     return f"{format_quantity(name, requests.get(name, 0))}/{format_quantity(name, allocatable.get(name, 0))}"
 
 
+def _encoder():
+    """json.dumps(value) for the shapes a NodeClaim line holds, without the per-call overhead of
+    json.dumps: strings, lists of strings and string maps joined by hand with the C string encoder,
+    repeated lists (every NodeClaim of a shape lists the same hundreds of `instance_type_options`)
+    encoded once. Anything else goes to json.dumps itself, so the text is always json.dumps'."""
+    dumps, string = json.dumps, encode_basestring_ascii
+    lists: dict = {}
+
+    def encode(value) -> str:
+        kind = type(value)
+        if kind is str:
+            return string(value)
+        if kind is list:
+            try:
+                key = tuple(value)
+                cached = lists.get(key)
+                if cached is None:
+                    cached = lists[key] = "[" + ", ".join(map(string, value)) + "]"
+                return cached
+            except TypeError:  # not all strings (or unhashable items): the general encoder
+                return dumps(value)
+        if kind is dict:
+            try:
+                return "{" + ", ".join([string(k) + ": " + string(v) for k, v in value.items()]) + "}"
+            except TypeError:
+                return dumps(value)
+        if kind is int:
+            return int.__repr__(value)
+        if kind is float and math.isfinite(value):
+            return float.__repr__(value)
+        if value is True:
+            return "true"
+        if value is False:
+            return "false"
+        return dumps(value)
+
+    def emit(item, out: list) -> None:
+        """Append json.dumps(item)'s text to `out`; a long value (a shared option list) goes in
+        as its own piece, so the document's 25 MB are copied once, by the final join."""
+        if type(item) is not dict:
+            out.append(dumps(item))
+            return
+        mark, pending, separator = len(out), "{", ""
+        try:
+            for key, value in item.items():
+                text = encode(value)
+                head = separator + string(key) + ": "
+                separator = ", "
+                if len(text) > 256:
+                    out.append(pending + head)
+                    out.append(text)
+                    pending = ""
+                else:
+                    pending += head + text
+        except TypeError:  # a key that is not a string
+            del out[mark:]
+            out.append(dumps(item))
+            return
+        out.append(pending + "}")
+
+    return emit
+
+
 def render_json(result: SimulationResult) -> str:
     """The `-o json` document as one string: one NodeClaim or unschedulable pod per line.
 
     json.dumps with `indent` falls back to the pure-Python encoder (one generator step per token,
-    about 2 million at 20k pods); compact items joined by hand keep the C encoder and a readable
-    layout, so the command writes its output in one call."""
+    about 2 million at 20k pods); compact items joined by hand keep a readable layout, so the
+    command writes its output in one call. Each item's text is json.dumps(item)'s (see _encoder;
+    a test compares them), built without re-encoding the option lists NodeClaims share."""
     doc = result.to_dict()
-    dumps = json.dumps
-
-    def member(key: str, value) -> str:
-        if not isinstance(value, list) or not value:
-            return f"  {dumps(key)}: {dumps(value)}"
-        return f"  {dumps(key)}: [\n    " + ",\n    ".join(map(dumps, value)) + "\n  ]"
-
+    dumps, emit = json.dumps, _encoder()
+    out = ["{\n"]
     # Every key of to_dict(), in its order, so a field added there is never dropped here.
-    return "{\n" + ",\n".join(member(key, value) for key, value in doc.items()) + "\n}\n"
+    for n, (key, value) in enumerate(doc.items()):
+        if n:
+            out.append(",\n")
+        if not isinstance(value, list) or not value:
+            out.append(f"  {dumps(key)}: {dumps(value)}")
+            continue
+        out.append(f"  {dumps(key)}: [\n    ")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",\n    ")
+            emit(item, out)
+        out.append("\n  ]")
+    out.append("\n}\n")
+    return "".join(out)
 
 
 def render_table(result: SimulationResult) -> str:

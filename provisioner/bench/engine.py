@@ -2,6 +2,8 @@
 
 * e2e: `provisioner simulate -f <yaml> --catalog <json> -o json` in-process, on Karpenter's
   benchmark shape written as Deployments (identical pods of a group share one), output to a file;
+  then as a process writing to a pipe, and the same steps in a process with a CPU mark after each
+  (start-up, imports, YAML, loading, solve, encoding, exit);
 * solve: the scheduler alone at 20k and 50k pods (linear growth expected);
 * advisor: one advisor plan (`controller.core.make_plan`) over 200 NodePools;
 * policies: `policies.check` evaluation over a stack with 200 NodePools.
@@ -144,6 +146,61 @@ def e2e_process(count: int, repeat: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
+# The steps of `simulate -o json` (commands/simulate.py) with a CPU-time mark after each, run in a
+# fresh interpreter so start-up and imports count as they do for a user.
+_PHASES = """
+import gc, json, sys, time
+marks = [time.process_time()]
+import provisioner.cli, provisioner.commands.simulate
+from provisioner.api import simulate_inputs
+from provisioner.catalog import load_catalog_file
+from provisioner.loader import load_objects
+from provisioner.manifests import manifest_limits, read_paths
+from provisioner.report import render_json
+marks.append(time.process_time())
+gc.disable()
+objects, origins = read_paths([sys.argv[1]], manifest_limits(100000))
+marks.append(time.process_time())
+inputs = load_objects(objects, origins)
+marks.append(time.process_time())
+result = simulate_inputs(inputs, catalog=load_catalog_file(sys.argv[2]))
+marks.append(time.process_time())
+sys.stdout.write(render_json(result))
+sys.stdout.flush()
+marks.append(time.process_time())
+print(json.dumps(marks), file=sys.stderr)
+gc.freeze()
+"""
+PHASE_NAMES = ("interpreter start", "imports", "YAML", "loading (objects to pods)", "solve (catalog, scheduler, rounds)",
+               "encoding and writing", "exit")
+
+
+def e2e_phases(count: int, repeat: int) -> dict:
+    """{phase: median CPU seconds} of the steps of `simulate -o json` in a fresh process writing to
+    a pipe (PHASE_NAMES; "exit" is the child's CPU after its last mark)."""
+    import resource
+    import subprocess
+    with tempfile.TemporaryDirectory() as tmp:
+        manifests, catalog = os.path.join(tmp, "pods.yaml"), os.path.join(tmp, "catalog.json")
+        with open(manifests, "w", encoding="utf-8") as handle:
+            yaml.safe_dump_all(benchmark_shape_objects(count), handle)
+        with open(catalog, "w", encoding="utf-8") as handle:
+            json.dump(fake_catalog(), handle)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        runs = []
+        for _ in range(repeat):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            with subprocess.Popen([sys.executable, "-c", _PHASES, manifests, catalog], cwd=root,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
+                for _chunk in iter(lambda: child.stdout.read(1 << 16), b""):
+                    pass
+                marks = json.loads(child.stderr.read().decode().strip().splitlines()[-1])
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            total = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            runs.append([marks[0]] + [b - a for a, b in zip(marks, marks[1:])] + [max(total - marks[-1], 0.0)])
+    return {name: statistics.median(run[i] for run in runs) for i, name in enumerate(PHASE_NAMES)}
+
+
 def solve(sizes, repeat: int) -> list:
     types, pool = synthetic.instance_types(), synthetic.nodepool()
     rows = []
@@ -262,6 +319,10 @@ def run(out=sys.stdout, repeat: int = 3, e2e_pods: int = 20000, sizes=(20000, 50
     print(f"| the same as a process (`python -m provisioner simulate ... -o json`, stdout a pipe, start-up "
           f"included) | {cpu:.2f} s CPU, {e2e_pods / cpu:,.0f} pods/s (wall {wall:.2f} s, {e2e_pods / wall:,.0f} pods/s) "
           f"| >= 8,000 pods/s |", file=out)
+    phases = e2e_phases(e2e_pods, repeat)
+    print(f"| where a process run's CPU goes (medians) | "
+          + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in phases.items())
+          + f" (sum {sum(phases.values()):.2f} s) | |", file=out)
     rows = solve(sizes, repeat)
     for size, t in rows:
         print(f"| solve, {size:,} pods | {t:.2f} s ({size / t:,.0f} pods/s) | |", file=out)
