@@ -17,6 +17,8 @@ from .requirements import Requirements
 from .topology import AFFINITY, SPREAD
 
 _CLAIMS = "claims"  # key of the per-variant NodeClaim masks in Variant.dead (its int keys are target indices)
+_HEAD = 8  # NodeClaims looked at one by one before masking the rest with numpy
+_SPARSE = 8  # a variant with at most 1/_SPARSE of the NodeClaims not dead scans only those
 
 
 class InflightClaims:
@@ -25,6 +27,7 @@ class InflightClaims:
         self.claims: list = []  # by position (creation order)
         self.order = np.zeros(0, dtype=np.int64)
         self.order_keys = np.zeros(0, dtype=np.int64)
+        self.keys_pos = np.zeros(64, dtype=np.int64)  # per position, its key in `order_keys`
         self.gen = np.zeros(64, dtype=np.int64)  # commits per NodeClaim
         # label key -> per-position code of a NodeClaim's single value for it (-1: not pinned),
         # kept for the keys zonal affinities ask about.
@@ -35,12 +38,15 @@ class InflightClaims:
         self.host_counts: dict = {}
 
     def state(self, variant):
-        """Per variant (shape): claims that never take it, and claims that rejected it at some
-        commit generation while its topology groups stood still (a rejection for now)."""
+        """Per variant (shape): claims that never take it, claims that rejected it at some commit
+        generation while its topology groups stood still (a rejection for now), the groups'
+        versions, whether any rejection for now is recorded, and the positions not known dead
+        (`live`, complete below position `known`; None until a scan went through every claim)."""
         cap = len(self.gen)
         state = variant.dead.get(_CLAIMS)
         if state is None:
-            state = variant.dead[_CLAIMS] = [np.zeros(cap, dtype=bool), np.full(cap, -1, dtype=np.int64), None, False]
+            state = variant.dead[_CLAIMS] = [np.zeros(cap, dtype=bool), np.full(cap, -1, dtype=np.int64), None, False,
+                                             None, 0]
         elif len(state[0]) < cap:
             grow = cap - len(state[0])
             state[0] = np.concatenate([state[0], np.zeros(grow, dtype=bool)])
@@ -91,11 +97,34 @@ class InflightClaims:
         # NodeClaim.propose's first check, in bulk: hostname counts only grow, so a NodeClaim holding
         # more of a group's pods than the variant allows rejects it for good.
         host = [(self._host_counts(g), limit) for g, limit in variant.host_checks]
-        # Most pods land on one of the first NodeClaims: mask a small head first, the rest at once.
         bulk = k > 1 and variant.free  # propose only places more than one pod of a free variant
-        m, start, step = len(order), 0, 64
-        while start < m:
-            chunk = order[start:start + step]
+        # Most pods land on one of the first NodeClaims: look at a short head one by one (cheaper
+        # than numpy calls on a handful of items), then mask the rest in chunks.
+        m = len(order)
+        head = order[:_HEAD].tolist()
+        for pos in head:
+            for counts, limit in host:
+                if counts[pos] > limit:
+                    dead[pos] = True
+            if dead[pos] or rejected_at[pos] == gen[pos]:
+                continue
+            if any(not ok[codes[pos]] for codes, ok in excluded):
+                rejected_at[pos] = gen[pos]
+                state[3] = True
+                continue
+            found = self._propose(variant, claims[pos], pos, k, bulk, topology, state)
+            if found is not None:
+                return found
+        if m <= _HEAD:
+            return None
+        rest, dense = self._rest(state, _HEAD), True
+        if rest is None:
+            rest, dense = order[_HEAD:], True
+        else:
+            dense = False
+        n, start, step = len(rest), 0, 64
+        while start < n:
+            chunk = rest[start:start + step]
             for counts, limit in host:
                 over = counts[chunk] > limit
                 if over.any():
@@ -110,31 +139,64 @@ class InflightClaims:
                     alive &= ~elsewhere
             for i in np.flatnonzero(alive).tolist():
                 pos = int(chunk[i])
-                claim = claims[pos]
-                # Bulk placement may only put on `claim` the pods one-by-one placement would (see
-                # _cap); capping k before proposing gives what proposing k and then the cap would.
-                proposal = claim.propose(variant, self._cap(variant, claim, start + i, k) if bulk else k, topology)
-                if proposal.n:
-                    return claim, proposal, None
-                if proposal.permanent:
-                    dead[pos] = True
-                else:
-                    rejected_at[pos] = gen[pos]
-                    state[3] = True
+                found = self._propose(variant, claims[pos], pos, k, bulk, topology, state)
+                if found is not None:
+                    return found
             start += step
-            step = m
+            step = n
+        if dense and n > 64:  # a scan through every NodeClaim: remember the few not dead, if few
+            live = np.flatnonzero(~dead[:len(claims)])
+            if len(live) * _SPARSE <= len(claims):
+                state[4], state[5] = live, len(claims)
         return None
 
-    def _cap(self, variant, claim, at: int, k: int) -> int:
+    def _propose(self, variant, claim, pos: int, k: int, bulk: bool, topology, state):
+        # Bulk placement may only put on `claim` the pods one-by-one placement would (see _cap);
+        # capping k before proposing gives what proposing k and then the cap would.
+        proposal = claim.propose(variant, self._cap(variant, claim, k) if bulk else k, topology)
+        if proposal.n:
+            return claim, proposal, None
+        if proposal.permanent:
+            state[0][pos] = True
+        else:
+            state[1][pos] = self.gen[pos]
+            state[3] = True
+        return None
+
+    def _rest(self, state, at: int):
+        """The positions after order index `at` that are not known dead, in order, when a variant
+        has few of them left (NodeClaims only ever die for it: anti-affinity, full claims); else None."""
+        live, known = state[4], state[5]
+        total = len(self.claims)
+        if live is None:
+            return None
+        if (len(live) + total - known) * _SPARSE > len(self.order) - at:
+            state[4] = None  # no longer few: the dense scan decides again
+            return None
+        if known < total:
+            live = np.concatenate((live, np.arange(known, total)))
+        live = live[~state[0][live]]
+        state[4], state[5] = live, total
+        keys = self.keys_pos[live]
+        after = keys > self.order_keys[at - 1]
+        live, keys = live[after], keys[after]
+        return live[np.argsort(keys)]
+
+    def _cap(self, variant, claim, k: int) -> int:
         """At most the pods that still find `claim` first in (pods, creation) order, before the next
-        NodeClaim (at or after order position `at` + 1) not known to reject this variant."""
+        NodeClaim after it in the order not known to reject this variant."""
         state = variant.dead[_CLAIMS]
-        rest = self.order[at + 1:]
-        if len(rest):
+        pos = claim.index - self.n_existing
+        at = int(self.order_keys.searchsorted(self.keys_pos[pos])) + 1
+        step = 16
+        while at < len(self.order):  # the next one is usually close: look at a few first
+            rest = self.order[at:at + step]
             alive = ~(state[0][rest] | (state[1][rest] == self.gen[rest]))
             if alive.any():
                 nxt = self.claims[int(rest[int(alive.argmax())])]
                 return min(k, len(nxt.pods) - len(claim.pods) + (1 if claim.index < nxt.index else 0))
+            at += step
+            step = len(self.order)
         return k
 
     def _pinned_codes(self, key: str):
@@ -162,6 +224,7 @@ class InflightClaims:
             self.claims.append(claim)
             if pos >= len(self.gen):
                 self.gen = np.concatenate([self.gen, np.zeros(len(self.gen), dtype=np.int64)])
+                self.keys_pos = np.concatenate([self.keys_pos, np.zeros(len(self.keys_pos), dtype=np.int64)])
                 for key, codes in self.pinned.items():
                     self.pinned[key] = np.concatenate([codes, np.full(len(codes), -1, dtype=np.int64)])
                 for group, counts in self.host_counts.items():
@@ -176,6 +239,7 @@ class InflightClaims:
         for label, codes in self.pinned.items():  # its requirements may have narrowed
             codes[pos] = _pin_code(claim.requirements, label, self.pin_codes[label])
         key = (len(claim.pods) << 32) | pos
+        self.keys_pos[pos] = key
         keys, order = self.order_keys, self.order
         at = int(keys.searchsorted(key))
         if old is None:

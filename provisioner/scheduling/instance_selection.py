@@ -203,6 +203,8 @@ class Template:
         self.limit_keys = limit_keys
         self.limit_capacity = (np.stack([table.column("capacity", k)[idx] for k in limit_keys], axis=1) if limit_keys
                                else np.zeros((len(types), 0), dtype=np.int64)).reshape(len(types), len(limit_keys))
+        # The largest capacity any type has per limited resource: limits at or above it exclude nothing.
+        self.limit_ceiling = self.limit_capacity.max(axis=0).tolist() if len(types) else [0] * len(limit_keys)
         self.all = np.arange(len(types))
         self._key_masks: dict = {}
         self._offer_masks: dict = {}
@@ -280,6 +282,8 @@ class Template:
     def within_limits(self, options: np.ndarray, remaining: dict) -> np.ndarray:
         if not self.limit_keys or not len(options):
             return options
+        if all(remaining[k] >= c for k, c in zip(self.limit_keys, self.limit_ceiling)):
+            return options  # every type fits (the usual case: limits far above one node)
         # Clamp: a limit beyond int64 (10M GiB in millibytes) is effectively no limit.
         bound = np.asarray([min(remaining[k], 2**62) for k in self.limit_keys], dtype=np.int64)
         return options[(self.limit_capacity[options] <= bound).all(axis=1)]
