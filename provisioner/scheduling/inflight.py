@@ -18,7 +18,7 @@ from .topology import AFFINITY, SPREAD
 
 _CLAIMS = "claims"  # key of the per-variant NodeClaim masks in Variant.dead (its int keys are target indices)
 _HEAD = 8  # NodeClaims looked at one by one before masking the rest with numpy
-_SPARSE = 8  # a variant with at most 1/_SPARSE of the NodeClaims not dead scans only those
+_END = 1 << 62  # a resume key after every NodeClaim's
 
 
 class InflightClaims:
@@ -28,6 +28,7 @@ class InflightClaims:
         self.order = np.zeros(0, dtype=np.int64)
         self.order_keys = np.zeros(0, dtype=np.int64)
         self.keys_pos = np.zeros(64, dtype=np.int64)  # per position, its key in `order_keys`
+        self.log: list = []  # positions of the NodeClaims created or committed to, in that order
         self.gen = np.zeros(64, dtype=np.int64)  # commits per NodeClaim
         # label key -> per-position code of a NodeClaim's single value for it (-1: not pinned),
         # kept for the keys zonal affinities ask about.
@@ -40,13 +41,12 @@ class InflightClaims:
     def state(self, variant):
         """Per variant (shape): claims that never take it, claims that rejected it at some commit
         generation while its topology groups stood still (a rejection for now), the groups'
-        versions, whether any rejection for now is recorded, and the positions not known dead
-        (`live`, complete below position `known`; None until a scan went through every claim)."""
+        versions, whether any rejection for now is recorded, and a resume point (see `_sequence`)."""
         cap = len(self.gen)
         state = variant.dead.get(_CLAIMS)
         if state is None:
             state = variant.dead[_CLAIMS] = [np.zeros(cap, dtype=bool), np.full(cap, -1, dtype=np.int64), None, False,
-                                             None, 0]
+                                             None]
         elif len(state[0]) < cap:
             grow = cap - len(state[0])
             state[0] = np.concatenate([state[0], np.zeros(grow, dtype=bool)])
@@ -57,6 +57,7 @@ class InflightClaims:
                 state[1].fill(-1)
                 state[3] = False
             state[2] = versions
+            state[4] = None  # rejections for now may be void: no resume point
         return state
 
     def add(self, variant, k: int, topology):
@@ -64,7 +65,7 @@ class InflightClaims:
         (claim, proposal, None), or None."""
         state = self.state(variant)
         dead, rejected_at = state[0], state[1]
-        order, gen, claims = self.order, self.gen, self.claims
+        gen, claims = self.gen, self.claims
         # A zonal (non-hostname) required affinity admits only domains that already hold a
         # matching pod, a zonal spread only domains within its skew: NodeClaims pinned elsewhere are
         # rejected (for now) in bulk, without proposals (propose would reject them too).
@@ -98,11 +99,10 @@ class InflightClaims:
         # more of a group's pods than the variant allows rejects it for good.
         host = [(self._host_counts(g), limit) for g, limit in variant.host_checks]
         bulk = k > 1 and variant.free  # propose only places more than one pod of a free variant
+        seq = self._sequence(state)
         # Most pods land on one of the first NodeClaims: look at a short head one by one (cheaper
         # than numpy calls on a handful of items), then mask the rest in chunks.
-        m = len(order)
-        head = order[:_HEAD].tolist()
-        for pos in head:
+        for pos in seq[:_HEAD].tolist():
             for counts, limit in host:
                 if counts[pos] > limit:
                     dead[pos] = True
@@ -115,16 +115,9 @@ class InflightClaims:
             found = self._propose(variant, claims[pos], pos, k, bulk, topology, state)
             if found is not None:
                 return found
-        if m <= _HEAD:
-            return None
-        rest, dense = self._rest(state, _HEAD), True
-        if rest is None:
-            rest, dense = order[_HEAD:], True
-        else:
-            dense = False
-        n, start, step = len(rest), 0, 64
+        n, start, step = len(seq), _HEAD, 64
         while start < n:
-            chunk = rest[start:start + step]
+            chunk = seq[start:start + step]
             for counts, limit in host:
                 over = counts[chunk] > limit
                 if over.any():
@@ -144,10 +137,7 @@ class InflightClaims:
                     return found
             start += step
             step = n
-        if dense and n > 64:  # a scan through every NodeClaim: remember the few not dead, if few
-            live = np.flatnonzero(~dead[:len(claims)])
-            if len(live) * _SPARSE <= len(claims):
-                state[4], state[5] = live, len(claims)
+        state[4] = (_END, len(self.log))  # every NodeClaim rejects it
         return None
 
     def _propose(self, variant, claim, pos: int, k: int, bulk: bool, topology, state):
@@ -155,6 +145,8 @@ class InflightClaims:
         # capping k before proposing gives what proposing k and then the cap would.
         proposal = claim.propose(variant, self._cap(variant, claim, k) if bulk else k, topology)
         if proposal.n:
+            # Every NodeClaim before it in the order rejected the variant: resume here next time.
+            state[4] = (int(self.keys_pos[pos]), len(self.log))
             return claim, proposal, None
         if proposal.permanent:
             state[0][pos] = True
@@ -163,24 +155,29 @@ class InflightClaims:
             state[3] = True
         return None
 
-    def _rest(self, state, at: int):
-        """The positions after order index `at` that are not known dead, in order, when a variant
-        has few of them left (NodeClaims only ever die for it: anti-affinity, full claims); else None."""
-        live, known = state[4], state[5]
-        total = len(self.claims)
-        if live is None:
-            return None
-        if (len(live) + total - known) * _SPARSE > len(self.order) - at:
-            state[4] = None  # no longer few: the dense scan decides again
-            return None
-        if known < total:
-            live = np.concatenate((live, np.arange(known, total)))
-        live = live[~state[0][live]]
-        state[4], state[5] = live, total
-        keys = self.keys_pos[live]
-        after = keys > self.order_keys[at - 1]
-        live, keys = live[after], keys[after]
-        return live[np.argsort(keys)]
+    def _sequence(self, state):
+        """The NodeClaims (positions) to look at, in order. A variant's resume point (key, log
+        length) says every NodeClaim ordered before `key` rejected it (dead, or for now at its
+        commit generation while its groups stood still): of those only the ones committed to or
+        created since (the log) can have changed their answer, so the rest is skipped."""
+        order = self.order
+        resume = state[4]
+        if resume is None:
+            return order
+        key, seen = resume
+        changed = self.log[seen:]
+        if len(changed) * 4 > len(order):  # a long gap: not worth it
+            return order
+        at = int(self.order_keys.searchsorted(key))
+        if not changed:
+            return order[at:]
+        changed = np.unique(np.asarray(changed, dtype=np.int64))
+        keys = self.keys_pos[changed]
+        before = keys < key
+        if not before.any():
+            return order[at:]
+        changed, keys = changed[before], keys[before]
+        return np.concatenate((changed[np.argsort(keys)], order[at:]))
 
     def _cap(self, variant, claim, k: int) -> int:
         """At most the pods that still find `claim` first in (pods, creation) order, before the next
@@ -240,6 +237,7 @@ class InflightClaims:
             codes[pos] = _pin_code(claim.requirements, label, self.pin_codes[label])
         key = (len(claim.pods) << 32) | pos
         self.keys_pos[pos] = key
+        self.log.append(pos)
         keys, order = self.order_keys, self.order
         at = int(keys.searchsorted(key))
         if old is None:
