@@ -171,6 +171,12 @@ class InflightClaims:
         at = int(self.order_keys.searchsorted(key))
         if not changed:
             return order[at:]
+        if len(changed) <= 16:  # usually one or two: cheaper in Python than in numpy
+            keys = self.keys_pos
+            before = sorted({pos for pos in changed if keys[pos] < key}, key=keys.__getitem__)
+            if not before:
+                return order[at:]
+            return np.concatenate((np.asarray(before, dtype=np.int64), order[at:]))
         changed = np.unique(np.asarray(changed, dtype=np.int64))
         keys = self.keys_pos[changed]
         before = keys < key
@@ -214,8 +220,9 @@ class InflightClaims:
                 counts[pos] = group.counts.get(claim.hostname, 0)
         return counts
 
-    def reorder(self, claim, before) -> None:
-        """Keep `order` sorted after `claim` went from `before` pods (None: new) to its count now."""
+    def reorder(self, claim, before, recorded=None) -> None:
+        """Keep `order` sorted after `claim` went from `before` pods (None: new) to its count now;
+        `recorded`: the topology groups the commit recorded its pods in (None: any)."""
         pos = claim.index - self.n_existing
         if before is None:
             self.claims.append(claim)
@@ -231,8 +238,15 @@ class InflightClaims:
             self.gen[pos] += 1
             old = int(self.order_keys.searchsorted((before << 32) | pos))
         hostname = claim.hostname
-        for group, counts in self.host_counts.items():  # the commit recorded its pods
-            counts[pos] = group.counts.get(hostname, 0)
+        host_counts = self.host_counts
+        if recorded is None or before is None:
+            for group, counts in host_counts.items():  # the commit recorded its pods
+                counts[pos] = group.counts.get(hostname, 0)
+        else:  # only the groups the commit recorded in changed their count for this hostname
+            for group in recorded:
+                counts = host_counts.get(group)
+                if counts is not None:
+                    counts[pos] = group.counts.get(hostname, 0)
         for label, codes in self.pinned.items():  # its requirements may have narrowed
             codes[pos] = _pin_code(claim.requirements, label, self.pin_codes[label])
         key = (len(claim.pods) << 32) | pos

@@ -341,7 +341,7 @@ class Scheduler:
                     before = len(target.pods) if target.index >= self.n_existing else -1
                     target.commit(variant, proposal, run[i:i + n], self.topology)
                     if before >= 0:
-                        self.inflight.reorder(target, before or None)
+                        self.inflight.reorder(target, before or None, sig.counting + sig.inverse_owned)
                     for pod in run[i:i + n]:
                         errors.pop(pod, None)
                     i += n
