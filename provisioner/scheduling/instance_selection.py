@@ -213,6 +213,7 @@ class Template:
         self._launched: dict = {}  # (options, zone, capacity type) -> launch choice
         self._fit_cache: dict = {}  # (options, total) -> the options that fit
         self._envelopes: dict = {}  # options -> envelope
+        self._max_capacity: dict = {}  # options -> largest capacity per limited resource
         self.skip_reason = None
         if not types:
             why = [f"{n} by {what}" for what, n in dropped.items() if n]
@@ -311,7 +312,14 @@ class Template:
     def max_capacity(self, options: np.ndarray) -> dict:
         if not self.limit_keys or not len(options):
             return {}
-        return dict(zip(self.limit_keys, self.limit_capacity[options].max(axis=0).tolist()))
+        key = (options.dtype.num, options.tobytes())
+        found = self._max_capacity.get(key)
+        if found is None:
+            found = self.limit_capacity[options].max(axis=0).tolist()
+            if len(self._max_capacity) >= _CACHE_LIMIT:
+                self._max_capacity.clear()
+            self._max_capacity[key] = found
+        return dict(zip(self.limit_keys, found))
 
     def min_values_error(self, options: np.ndarray, reqs: Requirements) -> str | None:
         """SatisfiesMinValues: enough distinct values per key among the options."""

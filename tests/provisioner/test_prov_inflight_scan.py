@@ -1,0 +1,115 @@
+"""The in-flight scan's shortcuts give exactly the plan of scanning every NodeClaim every time.
+
+Karpenter tries in-flight NodeClaims fewest pods first for every pod (sigs.k8s.io/karpenter
+pkg/controllers/provisioning/scheduling/scheduler.go `add`, which sorts `newNodeClaims` by pod count
+before each pod; scheduling_benchmark_test.go is the workload shape used here). The scheduler skips
+NodeClaims it knows reject a pod shape (a resume point per shape), caches fitting options,
+envelopes and launch limits per option set, and skips limits every type fits under; none of that
+may change which NodeClaim a pod lands on.
+"""
+import random
+from contextlib import contextmanager
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from provisioner import labels as L
+from provisioner.bench import synthetic
+from provisioner.models import NodeClassRef, NodePool
+from provisioner.quantity import parse
+from provisioner.scheduling import inflight
+from provisioner.scheduling.instance_selection import Template
+from provisioner.scheduling.scheduler import Scheduler
+
+
+def _plan(pods, pool=None):
+    result = Scheduler([(pool or synthetic.nodepool(), synthetic.instance_types(60))]).solve(pods)
+    return ([(nc.instance_type.name, nc.offering.zone, [p.name for p in nc.pods], nc.options, sorted(nc.labels.items()))
+             for nc in result.nodeclaims], sorted((p.name, e) for p, e in result.errors.items()))
+
+
+def _mixed_pods(seed: int, size: int, preferences: int) -> list:
+    """Karpenter's benchmark groups (plain, zonal and hostname spread, zonal affinity, hostname
+    anti-affinity) and preference pods, shuffled so shapes interleave and runs break up."""
+    rng = random.Random(seed)
+    pods = synthetic.diverse_pods(size, seed=seed) + synthetic.preference_pods(preferences, seed=seed)
+    rng.shuffle(pods)
+    return pods
+
+
+@contextmanager
+def _full_scans():
+    """Every scan starts at the first NodeClaim in the order and masks it with numpy."""
+    sequence, head = inflight.InflightClaims._sequence, inflight._HEAD
+    inflight.InflightClaims._sequence = lambda self, state: self.order
+    inflight._HEAD = 0
+    try:
+        yield
+    finally:
+        inflight.InflightClaims._sequence, inflight._HEAD = sequence, head
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), size=st.integers(5, 250), preferences=st.integers(0, 40))
+def test_inflight_shortcuts_give_the_plan_of_a_full_scan(seed, size, preferences):
+    pods = _mixed_pods(seed, size, preferences)
+    fast = _plan(pods)
+    with _full_scans():
+        full = _plan(pods)
+    assert fast == full
+
+
+def test_inflight_resume_point_skips_nodeclaims_that_rejected_the_shape():
+    """Hostname anti-affinity pods: after the first scan every NodeClaim holds one, so later pods
+    of the shape look only at NodeClaims created or committed to since."""
+    pods = [p for p in synthetic.diverse_pods(2000) if p.spec.anti_affinity]
+    scheduler = Scheduler([(synthetic.nodepool(), synthetic.instance_types(60))])
+    looked = []
+    original = inflight.InflightClaims._sequence
+
+    def spy(self, state):
+        seq = original(self, state)
+        looked.append((len(seq), len(self.order)))
+        return seq
+
+    inflight.InflightClaims._sequence = spy
+    try:
+        result = scheduler.solve(pods)
+    finally:
+        inflight.InflightClaims._sequence = original
+    assert len(result.nodeclaims) == len(pods) == 400  # one node per pod, as anti-affinity demands
+    seen, total = sum(s for s, _ in looked), sum(t for _, t in looked)
+    assert total > 50_000  # a full scan per pod would look at every open NodeClaim
+    assert seen * 4 < total
+
+
+def _template(limits: dict) -> Template:
+    pool = NodePool("capped", NodeClassRef("karpenter.k8s.aws", "EC2NodeClass", "default"), limits=limits)
+    return Template(pool, synthetic.instance_types(40), (L.CPU, L.MEMORY, L.PODS), (), 0)
+
+
+def test_within_limits_returns_every_option_when_limits_exceed_the_largest_type():
+    tpl = _template({L.CPU: parse("1000")})
+    assert tpl.within_limits(tpl.all, {L.CPU: parse("1000")}) is tpl.all
+
+
+def test_within_limits_drops_types_larger_than_what_is_left():
+    tpl = _template({L.CPU: parse("1000")})
+    kept = tpl.within_limits(tpl.all, {L.CPU: parse("8")})
+    assert [tpl.types[i].name for i in kept.tolist()] == [f"fake-it-{i}" for i in range(8)]  # 1..8 vCPU
+
+
+@settings(max_examples=25, deadline=None)
+@given(cpu=st.integers(0, 45_000), memory_gib=st.integers(0, 90), start=st.integers(0, 39))
+def test_cached_fitting_and_envelope_equal_a_fresh_computation(cpu, memory_gib, start):
+    tpl = _template({})
+    options = tpl.all[start:]
+    total = [cpu, memory_gib * 2**30 * 1000, 1000]
+    expected = options[(tpl.alloc[options] >= np.asarray(total)).all(axis=1)]
+    first, again = tpl.fitting(options, total), tpl.fitting(options.copy(), total)
+    assert first.tolist() == again.tolist() == expected.tolist()
+    assert not first.flags.writeable  # shared between NodeClaims: nobody may change it in place
+    if len(expected):
+        alloc = tpl.alloc[expected]
+        assert tpl.envelope(expected) == (tuple(alloc.max(axis=0).tolist()), tuple(alloc.min(axis=0).tolist()))
+        assert tpl.envelope(expected.copy()) == tpl.envelope(expected)
