@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     print(f"Machine: {_cpu_model()}, {_cores()} cores{load}; Python {platform.python_version()}; "
           f"numpy {__import__('numpy').__version__}", file=out)
     if args.only:
-        return _only(args.only, args.repeat, out)
+        return _only(args.only, args.repeat, out, [int(s) for s in args.sizes.split(",")])
     print("\n## a. Scheduling throughput (Karpenter's benchmark shape, 400 synthetic instance types)\n", file=out)
     throughput([int(s) for s in args.sizes.split(",")], args.repeat, out)
     preferences(args.repeat, out)
@@ -148,9 +148,9 @@ def main(argv=None) -> int:
     return 0
 
 
-def _only(part: str, repeat: int, out) -> int:
+def _only(part: str, repeat: int, out, sizes=(1000, 5000, 20000)) -> int:
     if part == "throughput":
-        throughput([1000, 5000, 20000], repeat, out)
+        throughput(sizes, repeat, out)
     elif part == "cost":
         cost(out)
     elif part == "presets":

@@ -113,3 +113,11 @@ def test_cached_fitting_and_envelope_equal_a_fresh_computation(cpu, memory_gib, 
         alloc = tpl.alloc[expected]
         assert tpl.envelope(expected) == (tuple(alloc.max(axis=0).tolist()), tuple(alloc.min(axis=0).tolist()))
         assert tpl.envelope(expected.copy()) == tpl.envelope(expected)
+
+
+def test_bench_only_throughput_runs_the_sizes_given(capsys):
+    """`python -m provisioner.bench --only throughput --sizes ...` (the command BENCHMARKS.md part a records)."""
+    from provisioner.bench.__main__ import main
+    assert main(["--only", "throughput", "--sizes", "40,80", "--repeat", "1"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert [row.split(" | ")[0] for row in rows] == ["| 40", "| 80"]
