@@ -19,6 +19,7 @@ from .topology import AFFINITY, SPREAD
 _CLAIMS = "claims"  # key of the per-variant NodeClaim masks in Variant.dead (its int keys are target indices)
 _HEAD = 8  # NodeClaims looked at one by one before masking the rest with numpy
 _END = 1 << 62  # a resume key after every NodeClaim's
+_EPOCH = 1 << 32  # rejections for now are marked gen + epoch; a new epoch voids them all (gens stay below)
 
 
 class InflightClaims:
@@ -40,21 +41,22 @@ class InflightClaims:
 
     def state(self, variant):
         """Per variant (shape): claims that never take it, claims that rejected it at some commit
-        generation while its topology groups stood still (a rejection for now), the groups'
-        versions, whether any rejection for now is recorded, and a resume point (see `_sequence`)."""
+        generation while its topology groups stood still (a rejection for now, marked as generation +
+        epoch), the groups' versions, whether any rejection for now is marked in this epoch, a resume
+        point (see `_sequence`) and the epoch."""
         cap = len(self.gen)
         state = variant.dead.get(_CLAIMS)
         if state is None:
             state = variant.dead[_CLAIMS] = [np.zeros(cap, dtype=bool), np.full(cap, -1, dtype=np.int64), None, False,
-                                             None]
+                                             None, 0]
         elif len(state[0]) < cap:
             grow = cap - len(state[0])
             state[0] = np.concatenate([state[0], np.zeros(grow, dtype=bool)])
             state[1] = np.concatenate([state[1], np.full(grow, -1, dtype=np.int64)])
         versions = tuple(g.version for g in variant.groups) + tuple(g.version for g in variant.sig.inverse_selecting)
         if versions != state[2]:
-            if state[3]:
-                state[1].fill(-1)
+            if state[3]:  # void the rejections for now: a new epoch (O(1), not a fill per version)
+                state[5] += _EPOCH
                 state[3] = False
             state[2] = versions
             state[4] = None  # rejections for now may be void: no resume point
@@ -64,7 +66,7 @@ class InflightClaims:
         """scheduler.go `add`: the first in-flight NodeClaim, fewest pods first, that takes the pod:
         (claim, proposal, None), or None."""
         state = self.state(variant)
-        dead, rejected_at = state[0], state[1]
+        dead, rejected_at, epoch = state[0], state[1], state[5]
         gen, claims = self.gen, self.claims
         # A zonal (non-hostname) required affinity admits only domains that already hold a
         # matching pod, a zonal spread only domains within its skew: NodeClaims pinned elsewhere are
@@ -106,10 +108,10 @@ class InflightClaims:
             for counts, limit in host:
                 if counts[pos] > limit:
                     dead[pos] = True
-            if dead[pos] or rejected_at[pos] == gen[pos]:
+            if dead[pos] or rejected_at[pos] == gen[pos] + epoch:
                 continue
             if any(not ok[codes[pos]] for codes, ok in excluded):
-                rejected_at[pos] = gen[pos]
+                rejected_at[pos] = gen[pos] + epoch
                 state[3] = True
                 continue
             found = self._propose(variant, claims[pos], pos, k, bulk, topology, state)
@@ -122,12 +124,12 @@ class InflightClaims:
                 over = counts[chunk] > limit
                 if over.any():
                     dead[chunk[over]] = True
-            alive = ~(dead[chunk] | (rejected_at[chunk] == gen[chunk]))
+            alive = ~(dead[chunk] | (rejected_at[chunk] == (gen[chunk] + epoch if epoch else gen[chunk])))
             for codes, ok in excluded:
                 elsewhere = alive & ~ok[codes[chunk]]
                 if elsewhere.any():
                     hit = chunk[elsewhere]
-                    rejected_at[hit] = gen[hit]
+                    rejected_at[hit] = gen[hit] + epoch
                     state[3] = True
                     alive &= ~elsewhere
             for i in np.flatnonzero(alive).tolist():
@@ -151,7 +153,7 @@ class InflightClaims:
         if proposal.permanent:
             state[0][pos] = True
         else:
-            state[1][pos] = self.gen[pos]
+            state[1][pos] = self.gen[pos] + state[5]
             state[3] = True
         return None
 
@@ -194,7 +196,7 @@ class InflightClaims:
         step = 16
         while at < len(self.order):  # the next one is usually close: look at a few first
             rest = self.order[at:at + step]
-            alive = ~(state[0][rest] | (state[1][rest] == self.gen[rest]))
+            alive = ~(state[0][rest] | (state[1][rest] == self.gen[rest] + state[5]))
             if alive.any():
                 nxt = self.claims[int(rest[int(alive.argmax())])]
                 return min(k, len(nxt.pods) - len(claim.pods) + (1 if claim.index < nxt.index else 0))
