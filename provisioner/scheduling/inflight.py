@@ -8,6 +8,12 @@ still (a rejection "for now"); NodeClaims over a hostname group's limit (counts 
 NodeClaim) are dead in bulk, and NodeClaims pinned outside a zonal affinity's domains or a zonal
 spread's skew are rejected for now in bulk, each exactly where `propose` would reject them. Bulk
 placement stops where one-by-one placement would move on to the next NodeClaim.
+
+A scan never starts over without need: each shape keeps a resume point (every NodeClaim ordered
+before it rejected the shape), and only the NodeClaims created or committed to since (a log) are
+looked at again before it, so a hostname anti-affinity pod no longer looks at every open
+NodeClaim. The first few NodeClaims of a scan are checked one by one in Python (most pods land
+there), the rest with numpy.
 """
 from __future__ import annotations
 
