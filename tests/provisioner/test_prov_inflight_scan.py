@@ -11,6 +11,7 @@ import random
 from contextlib import contextmanager
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from provisioner import labels as L
@@ -20,6 +21,8 @@ from provisioner.quantity import parse
 from provisioner.scheduling import inflight
 from provisioner.scheduling.instance_selection import Template
 from provisioner.scheduling.scheduler import Scheduler
+
+from prov_builders import daemonset, deployment, node, nodeclass, nodepool, run, spread, taint, term
 
 
 def _plan(pods, pool=None):
@@ -39,14 +42,23 @@ def _mixed_pods(seed: int, size: int, preferences: int) -> list:
 
 @contextmanager
 def _full_scans():
-    """Every scan starts at the first NodeClaim in the order and masks it with numpy."""
-    sequence, head = inflight.InflightClaims._sequence, inflight._HEAD
-    inflight.InflightClaims._sequence = lambda self, state: self.order
+    """Every scan starts at the first NodeClaim in the order, masks it with numpy and trusts no
+    rejection "for now" from an earlier scan (only rejections for good)."""
+    sequence, head, state = inflight.InflightClaims._sequence, inflight._HEAD, inflight.InflightClaims.state
+
+    def fresh_state(self, variant):
+        found = state(self, variant)
+        found[5] += inflight._EPOCH  # a new epoch: earlier rejections for now no longer match
+        found[3], found[4] = False, None
+        return found
+
+    inflight.InflightClaims._sequence = lambda self, _state: self.order
+    inflight.InflightClaims.state = fresh_state
     inflight._HEAD = 0
     try:
         yield
     finally:
-        inflight.InflightClaims._sequence, inflight._HEAD = sequence, head
+        inflight.InflightClaims._sequence, inflight._HEAD, inflight.InflightClaims.state = sequence, head, state
 
 
 @settings(max_examples=12, deadline=None)
@@ -126,3 +138,42 @@ def test_bench_only_throughput_runs_the_sizes_given(capsys):
     header = next(line for line in lines if line.startswith("| pods |"))
     assert header.endswith("| CPU seconds (median) | pods/s (CPU) |")  # wall time moves with the load
     assert all(float(row.split(" | ")[-1].rstrip(" |").replace(",", "")) > 0 for row in rows)
+
+
+def _cluster_objects(seed: int) -> list:
+    """Several NodePools (weights, a limit, a taint), an existing node, a DaemonSet and Deployments
+    with zonal and hostname spread, zonal affinity, hostname anti-affinity and preferences."""
+    rng = random.Random(seed)
+    zone, host = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
+    objs = [nodeclass(), nodepool("general", weight=10, limits={"cpu": str(rng.choice([24, 200]))}),
+            nodepool("tainted", weight=20, taints=[taint("dedicated", "x")]), nodepool("spare"),
+            daemonset(cpu="100m", memory="128Mi"), node("existing", allocatable={"cpu": "3", "memory": "6Gi", "pods": "20"})]
+    for i in range(rng.randint(3, 9)):
+        kind = rng.choice(["plain", "zspread", "hspread", "affinity", "anti", "preferred", "tolerating"])
+        labels = {"app": f"a{rng.randint(0, 3)}"}
+        extra = {"plain": {}, "zspread": {"spread": [spread(zone, labels=labels)]},
+                 "hspread": {"spread": [spread(host, max_skew=2, labels=labels)]},
+                 "affinity": {"affinity": [term(zone, labels=labels)]},
+                 "anti": {"anti_affinity": [term(host, labels=labels)]},
+                 "preferred": {"anti_preferred": [(10, term(zone, labels=labels))]},
+                 "tolerating": {"tolerations": [{"key": "dedicated", "operator": "Exists"}]}}[kind]
+        objs.append(deployment(f"d{i}", replicas=rng.randint(1, 25), labels=labels,
+                               cpu=rng.choice(["100m", "250m", "500m", "1", "2"]),
+                               memory=rng.choice(["128Mi", "512Mi", "1Gi", "3Gi"]), **extra))
+    return objs
+
+
+def _cluster_plan(objs):
+    result = run(*objs)
+    return [(nc.nodepool, nc.instance_type, nc.zone, nc.pods) for nc in result.nodeclaims], \
+        sorted((u.pod, u.reason) for u in result.unschedulable), result.existing
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_inflight_shortcuts_give_the_plan_of_a_full_scan_on_cluster_inputs(seed):
+    objs = _cluster_objects(seed)
+    fast = _cluster_plan(objs)
+    with _full_scans():
+        full = _cluster_plan(objs)
+    assert fast == full
+    assert fast[0]  # something was planned
