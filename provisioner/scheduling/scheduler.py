@@ -352,8 +352,9 @@ class Scheduler:
                     target.commit(variant, proposal, run[i:i + n], self.topology)
                     if before >= 0:
                         self.inflight.reorder(target, before or None, sig.counting + sig.inverse_owned)
-                    for pod in run[i:i + n]:
-                        errors.pop(pod, None)
+                    if errors:  # pods placed in a later pass failed in an earlier one
+                        for pod in run[i:i + n]:
+                            errors.pop(pod, None)
                     i += n
                     progress = True
             runs = failed
