@@ -8,6 +8,12 @@ still (a rejection "for now"); NodeClaims over a hostname group's limit (counts 
 NodeClaim) are dead in bulk, and NodeClaims pinned outside a zonal affinity's domains or a zonal
 spread's skew are rejected for now in bulk, each exactly where `propose` would reject them. Bulk
 placement stops where one-by-one placement would move on to the next NodeClaim.
+
+A scan never starts over without need: each shape keeps a resume point (every NodeClaim ordered
+before it rejected the shape), and only the NodeClaims created or committed to since (a log) are
+looked at again before it, so a hostname anti-affinity pod no longer looks at every open
+NodeClaim. The first few NodeClaims of a scan are checked one by one in Python (most pods land
+there), the rest with numpy.
 """
 from __future__ import annotations
 
@@ -17,6 +23,9 @@ from .requirements import Requirements
 from .topology import AFFINITY, SPREAD
 
 _CLAIMS = "claims"  # key of the per-variant NodeClaim masks in Variant.dead (its int keys are target indices)
+_HEAD = 8  # NodeClaims looked at one by one before masking the rest with numpy
+_END = 1 << 62  # a resume key after every NodeClaim's
+_EPOCH = 1 << 32  # rejections for now are marked gen + epoch; a new epoch voids them all (gens stay below)
 
 
 class InflightClaims:
@@ -25,6 +34,8 @@ class InflightClaims:
         self.claims: list = []  # by position (creation order)
         self.order = np.zeros(0, dtype=np.int64)
         self.order_keys = np.zeros(0, dtype=np.int64)
+        self.keys_pos = np.zeros(64, dtype=np.int64)  # per position, its key in `order_keys`
+        self.log: list = []  # positions of the NodeClaims created or committed to, in that order
         self.gen = np.zeros(64, dtype=np.int64)  # commits per NodeClaim
         # label key -> per-position code of a NodeClaim's single value for it (-1: not pinned),
         # kept for the keys zonal affinities ask about.
@@ -35,30 +46,34 @@ class InflightClaims:
         self.host_counts: dict = {}
 
     def state(self, variant):
-        """Per variant (shape): claims that never take it, and claims that rejected it at some
-        commit generation while its topology groups stood still (a rejection for now)."""
+        """Per variant (shape): claims that never take it, claims that rejected it at some commit
+        generation while its topology groups stood still (a rejection for now, marked as generation +
+        epoch), the groups' versions, whether any rejection for now is marked in this epoch, a resume
+        point (see `_sequence`) and the epoch."""
         cap = len(self.gen)
         state = variant.dead.get(_CLAIMS)
         if state is None:
-            state = variant.dead[_CLAIMS] = [np.zeros(cap, dtype=bool), np.full(cap, -1, dtype=np.int64), None, False]
+            state = variant.dead[_CLAIMS] = [np.zeros(cap, dtype=bool), np.full(cap, -1, dtype=np.int64), None, False,
+                                             None, 0]
         elif len(state[0]) < cap:
             grow = cap - len(state[0])
             state[0] = np.concatenate([state[0], np.zeros(grow, dtype=bool)])
             state[1] = np.concatenate([state[1], np.full(grow, -1, dtype=np.int64)])
         versions = tuple(g.version for g in variant.groups) + tuple(g.version for g in variant.sig.inverse_selecting)
         if versions != state[2]:
-            if state[3]:
-                state[1].fill(-1)
+            if state[3]:  # void the rejections for now: a new epoch (O(1), not a fill per version)
+                state[5] += _EPOCH
                 state[3] = False
             state[2] = versions
+            state[4] = None  # rejections for now may be void: no resume point
         return state
 
     def add(self, variant, k: int, topology):
         """scheduler.go `add`: the first in-flight NodeClaim, fewest pods first, that takes the pod:
         (claim, proposal, None), or None."""
         state = self.state(variant)
-        dead, rejected_at = state[0], state[1]
-        order, gen, claims = self.order, self.gen, self.claims
+        dead, rejected_at, epoch = state[0], state[1], state[5]
+        gen, claims = self.gen, self.claims
         # A zonal (non-hostname) required affinity admits only domains that already hold a
         # matching pod, a zonal spread only domains within its skew: NodeClaims pinned elsewhere are
         # rejected (for now) in bulk, without proposals (propose would reject them too).
@@ -91,50 +106,108 @@ class InflightClaims:
         # NodeClaim.propose's first check, in bulk: hostname counts only grow, so a NodeClaim holding
         # more of a group's pods than the variant allows rejects it for good.
         host = [(self._host_counts(g), limit) for g, limit in variant.host_checks]
-        # Most pods land on one of the first NodeClaims: mask a small head first, the rest at once.
         bulk = k > 1 and variant.free  # propose only places more than one pod of a free variant
-        m, start, step = len(order), 0, 64
-        while start < m:
-            chunk = order[start:start + step]
+        seq = self._sequence(state)
+        # Most pods land on one of the first NodeClaims: look at a short head one by one (cheaper
+        # than numpy calls on a handful of items), then mask the rest in chunks.
+        for pos in seq[:_HEAD].tolist():
+            for counts, limit in host:
+                if counts[pos] > limit:
+                    dead[pos] = True
+            if dead[pos] or rejected_at[pos] == gen[pos] + epoch:
+                continue
+            if any(not ok[codes[pos]] for codes, ok in excluded):
+                rejected_at[pos] = gen[pos] + epoch
+                state[3] = True
+                continue
+            found = self._propose(variant, claims[pos], pos, k, bulk, topology, state)
+            if found is not None:
+                return found
+        n, start, step = len(seq), _HEAD, 64
+        while start < n:
+            chunk = seq[start:start + step]
             for counts, limit in host:
                 over = counts[chunk] > limit
                 if over.any():
                     dead[chunk[over]] = True
-            alive = ~(dead[chunk] | (rejected_at[chunk] == gen[chunk]))
+            alive = ~(dead[chunk] | (rejected_at[chunk] == (gen[chunk] + epoch if epoch else gen[chunk])))
             for codes, ok in excluded:
                 elsewhere = alive & ~ok[codes[chunk]]
                 if elsewhere.any():
                     hit = chunk[elsewhere]
-                    rejected_at[hit] = gen[hit]
+                    rejected_at[hit] = gen[hit] + epoch
                     state[3] = True
                     alive &= ~elsewhere
             for i in np.flatnonzero(alive).tolist():
                 pos = int(chunk[i])
-                claim = claims[pos]
-                # Bulk placement may only put on `claim` the pods one-by-one placement would (see
-                # _cap); capping k before proposing gives what proposing k and then the cap would.
-                proposal = claim.propose(variant, self._cap(variant, claim, start + i, k) if bulk else k, topology)
-                if proposal.n:
-                    return claim, proposal, None
-                if proposal.permanent:
-                    dead[pos] = True
-                else:
-                    rejected_at[pos] = gen[pos]
-                    state[3] = True
+                found = self._propose(variant, claims[pos], pos, k, bulk, topology, state)
+                if found is not None:
+                    return found
             start += step
-            step = m
+            step = n
+        state[4] = (_END, len(self.log))  # every NodeClaim rejects it
         return None
 
-    def _cap(self, variant, claim, at: int, k: int) -> int:
+    def _propose(self, variant, claim, pos: int, k: int, bulk: bool, topology, state):
+        # Bulk placement may only put on `claim` the pods one-by-one placement would (see _cap);
+        # capping k before proposing gives what proposing k and then the cap would.
+        proposal = claim.propose(variant, self._cap(variant, claim, k) if bulk else k, topology)
+        if proposal.n:
+            # Every NodeClaim before it in the order rejected the variant: resume here next time.
+            state[4] = (int(self.keys_pos[pos]), len(self.log))
+            return claim, proposal, None
+        if proposal.permanent:
+            state[0][pos] = True
+        else:
+            state[1][pos] = self.gen[pos] + state[5]
+            state[3] = True
+        return None
+
+    def _sequence(self, state):
+        """The NodeClaims (positions) to look at, in order. A variant's resume point (key, log
+        length) says every NodeClaim ordered before `key` rejected it (dead, or for now at its
+        commit generation while its groups stood still): of those only the ones committed to or
+        created since (the log) can have changed their answer, so the rest is skipped."""
+        order = self.order
+        resume = state[4]
+        if resume is None:
+            return order
+        key, seen = resume
+        changed = self.log[seen:]
+        if len(changed) * 4 > len(order):  # a long gap: not worth it
+            return order
+        at = int(self.order_keys.searchsorted(key))
+        if not changed:
+            return order[at:]
+        if len(changed) <= 16:  # usually one or two: cheaper in Python than in numpy
+            keys = self.keys_pos
+            before = sorted({pos for pos in changed if keys[pos] < key}, key=keys.__getitem__)
+            if not before:
+                return order[at:]
+            return np.concatenate((np.asarray(before, dtype=np.int64), order[at:]))
+        changed = np.unique(np.asarray(changed, dtype=np.int64))
+        keys = self.keys_pos[changed]
+        before = keys < key
+        if not before.any():
+            return order[at:]
+        changed, keys = changed[before], keys[before]
+        return np.concatenate((changed[np.argsort(keys)], order[at:]))
+
+    def _cap(self, variant, claim, k: int) -> int:
         """At most the pods that still find `claim` first in (pods, creation) order, before the next
-        NodeClaim (at or after order position `at` + 1) not known to reject this variant."""
+        NodeClaim after it in the order not known to reject this variant."""
         state = variant.dead[_CLAIMS]
-        rest = self.order[at + 1:]
-        if len(rest):
-            alive = ~(state[0][rest] | (state[1][rest] == self.gen[rest]))
+        pos = claim.index - self.n_existing
+        at = int(self.order_keys.searchsorted(self.keys_pos[pos])) + 1
+        step = 16
+        while at < len(self.order):  # the next one is usually close: look at a few first
+            rest = self.order[at:at + step]
+            alive = ~(state[0][rest] | (state[1][rest] == self.gen[rest] + state[5]))
             if alive.any():
                 nxt = self.claims[int(rest[int(alive.argmax())])]
                 return min(k, len(nxt.pods) - len(claim.pods) + (1 if claim.index < nxt.index else 0))
+            at += step
+            step = len(self.order)
         return k
 
     def _pinned_codes(self, key: str):
@@ -155,13 +228,15 @@ class InflightClaims:
                 counts[pos] = group.counts.get(claim.hostname, 0)
         return counts
 
-    def reorder(self, claim, before) -> None:
-        """Keep `order` sorted after `claim` went from `before` pods (None: new) to its count now."""
+    def reorder(self, claim, before, recorded=None) -> None:
+        """Keep `order` sorted after `claim` went from `before` pods (None: new) to its count now;
+        `recorded`: the topology groups the commit recorded its pods in (None: any)."""
         pos = claim.index - self.n_existing
         if before is None:
             self.claims.append(claim)
             if pos >= len(self.gen):
                 self.gen = np.concatenate([self.gen, np.zeros(len(self.gen), dtype=np.int64)])
+                self.keys_pos = np.concatenate([self.keys_pos, np.zeros(len(self.keys_pos), dtype=np.int64)])
                 for key, codes in self.pinned.items():
                     self.pinned[key] = np.concatenate([codes, np.full(len(codes), -1, dtype=np.int64)])
                 for group, counts in self.host_counts.items():
@@ -171,11 +246,20 @@ class InflightClaims:
             self.gen[pos] += 1
             old = int(self.order_keys.searchsorted((before << 32) | pos))
         hostname = claim.hostname
-        for group, counts in self.host_counts.items():  # the commit recorded its pods
-            counts[pos] = group.counts.get(hostname, 0)
+        host_counts = self.host_counts
+        if recorded is None or before is None:
+            for group, counts in host_counts.items():  # the commit recorded its pods
+                counts[pos] = group.counts.get(hostname, 0)
+        else:  # only the groups the commit recorded in changed their count for this hostname
+            for group in recorded:
+                counts = host_counts.get(group)
+                if counts is not None:
+                    counts[pos] = group.counts.get(hostname, 0)
         for label, codes in self.pinned.items():  # its requirements may have narrowed
             codes[pos] = _pin_code(claim.requirements, label, self.pin_codes[label])
         key = (len(claim.pods) << 32) | pos
+        self.keys_pos[pos] = key
+        self.log.append(pos)
         keys, order = self.order_keys, self.order
         at = int(keys.searchsorted(key))
         if old is None:

@@ -120,6 +120,7 @@ class TypeTable:
 
 _TABLES: dict = {}
 _MAX_TABLES = 64
+_CACHE_LIMIT = 4096  # entries per Template cache of fitting options and envelopes
 
 
 _LAST: list = [None, None]  # (list object, table): the catalog hands every pool the same list
@@ -203,11 +204,16 @@ class Template:
         self.limit_keys = limit_keys
         self.limit_capacity = (np.stack([table.column("capacity", k)[idx] for k in limit_keys], axis=1) if limit_keys
                                else np.zeros((len(types), 0), dtype=np.int64)).reshape(len(types), len(limit_keys))
+        # The largest capacity any type has per limited resource: limits at or above it exclude nothing.
+        self.limit_ceiling = self.limit_capacity.max(axis=0).tolist() if len(types) else [0] * len(limit_keys)
         self.all = np.arange(len(types))
         self._key_masks: dict = {}
         self._offer_masks: dict = {}
         self._launch_masks: dict = {}
         self._launched: dict = {}  # (options, zone, capacity type) -> launch choice
+        self._fit_cache: dict = {}  # (options, total) -> the options that fit
+        self._envelopes: dict = {}  # options -> envelope
+        self._max_capacity: dict = {}  # options -> largest capacity per limited resource
         self.skip_reason = None
         if not types:
             why = [f"{n} by {what}" for what, n in dropped.items() if n]
@@ -254,21 +260,38 @@ class Template:
         columns = self._columns
         if not columns:
             return options
-        fits = columns[0][options] >= need[0]
-        for d in range(1, len(columns)):
-            fits &= columns[d][options] >= need[d]
-        return options[fits]
+        # NodeClaims narrow through few distinct option sets (a few hundred at 20k pods): remember
+        # the answers. Cached arrays are read-only, as every option array is treated.
+        key = (options.dtype.num, options.tobytes(), tuple(need))
+        found = self._fit_cache.get(key)
+        if found is None:
+            fits = columns[0][options] >= need[0]
+            for d in range(1, len(columns)):
+                fits &= columns[d][options] >= need[d]
+            found = options[fits]
+            found.flags.writeable = False
+            if len(self._fit_cache) >= _CACHE_LIMIT:
+                self._fit_cache.clear()
+            self._fit_cache[key] = found
+        return found
 
     def envelope(self, options: np.ndarray) -> tuple[tuple, tuple]:
         """Per resource, the largest and the smallest allocatable among the options."""
         if not self._columns:
             return (), ()
-        high, low = [], []
-        for column in self._columns:
-            values = column[options]
-            high.append(int(values.max()))
-            low.append(int(values.min()))
-        return tuple(high), tuple(low)
+        key = (options.dtype.num, options.tobytes())
+        found = self._envelopes.get(key)
+        if found is None:
+            high, low = [], []
+            for column in self._columns:
+                values = column[options]
+                high.append(int(values.max()))
+                low.append(int(values.min()))
+            found = (tuple(high), tuple(low))
+            if len(self._envelopes) >= _CACHE_LIMIT:
+                self._envelopes.clear()
+            self._envelopes[key] = found
+        return found
 
     def max_count(self, options: np.ndarray, used, request) -> int:
         """How many more pods of `request` fit next to `used` on the best option."""
@@ -280,6 +303,8 @@ class Template:
     def within_limits(self, options: np.ndarray, remaining: dict) -> np.ndarray:
         if not self.limit_keys or not len(options):
             return options
+        if all(remaining[k] >= c for k, c in zip(self.limit_keys, self.limit_ceiling)):
+            return options  # every type fits (the usual case: limits far above one node)
         # Clamp: a limit beyond int64 (10M GiB in millibytes) is effectively no limit.
         bound = np.asarray([min(remaining[k], 2**62) for k in self.limit_keys], dtype=np.int64)
         return options[(self.limit_capacity[options] <= bound).all(axis=1)]
@@ -287,7 +312,14 @@ class Template:
     def max_capacity(self, options: np.ndarray) -> dict:
         if not self.limit_keys or not len(options):
             return {}
-        return dict(zip(self.limit_keys, self.limit_capacity[options].max(axis=0).tolist()))
+        key = (options.dtype.num, options.tobytes())
+        found = self._max_capacity.get(key)
+        if found is None:
+            found = self.limit_capacity[options].max(axis=0).tolist()
+            if len(self._max_capacity) >= _CACHE_LIMIT:
+                self._max_capacity.clear()
+            self._max_capacity[key] = found
+        return dict(zip(self.limit_keys, found))
 
     def min_values_error(self, options: np.ndarray, reqs: Requirements) -> str | None:
         """SatisfiesMinValues: enough distinct values per key among the options."""

@@ -39,6 +39,13 @@ def merge_topology(topology, variant, reqs, allow):
     added, bad = topology.add_requirements(groups, variant.strict, reqs, variant.sig.spec)
     if added is None:
         return None, (), bad.describe()
+    raw = reqs._reqs
+    for req in added:  # the usual case: the node is already pinned to the domain the topology picks
+        have = raw.get(req.key)
+        if have is None or req.complement or req.gte is not None or req.lte is not None or have != req:
+            break
+    else:
+        return reqs, (), None  # merging would change nothing (same values; compatible, as non-empty)
     extra = type(reqs)(added)
     err = reqs.compatible(extra, allow)
     if err is not None:

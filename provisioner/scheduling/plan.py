@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from .. import labels as L
 from .nodeclaim import ExistingTarget
 from .requirements import Requirements
-from .resources import add
 
 
 @dataclass
@@ -45,8 +44,9 @@ def build_results(targets, pods, errors) -> Results:
             continue
         it = tpl.types[index]
         requests: dict = dict(tpl.daemon_overhead[index])
-        for pod in target.pods:
-            requests = add(requests, pod.spec.requests)
+        for pod in target.pods:  # resources.add, in place (one dict per NodeClaim, not per pod)
+            for key, amount in pod.spec.requests.items():
+                requests[key] = requests.get(key, 0) + amount
         results.nodeclaims.append(PlannedNodeClaim(tpl.name, it, offering, target.pods, requests, names,
                                                    node_labels(reqs, it, offering)))
     return results

@@ -49,6 +49,7 @@ class Scheduler:
                 self.notes.append(f'nodepool "{np_.name}": {tpl.skip_reason}')
         self.tolerate_prefer_no_schedule = any(t.effect == PREFER_NO_SCHEDULE for np_, _ in ordered for t in np_.taints)
         self._universe_cache: dict = {}
+        self._selecting: dict = {}  # (topology version, namespace, labels) -> (counting, inverse) groups
         self.topology = Topology(self._universe)
         self.targets: list = []
         self.remaining = {t.name: dict(t.limits) for t in self.templates if t.limits}
@@ -168,11 +169,20 @@ class Scheduler:
         variant.free = not groups and not spec.host_ports and not variant.sig.inverse_selecting
 
     def _refresh_counting(self, sig: Signature) -> None:
-        if sig.topology_version != self.topology.version:
+        version = self.topology.version
+        if sig.topology_version != version:
             spec = sig.spec
-            sig.counting = [g for g in self.topology.groups.values() if g.selects(spec)]
-            sig.inverse_selecting = [g for g in self.topology.inverse.values() if g.selects(spec)]
-            sig.topology_version = self.topology.version
+            # Whether a group selects a pod depends on its namespace and labels only, which many
+            # signatures share (they differ in requests or constraints).
+            key = (version, spec.namespace, tuple(sorted(spec.labels.items())))
+            found = self._selecting.get(key)
+            if found is None:
+                if len(self._selecting) >= 4096:
+                    self._selecting.clear()
+                found = self._selecting[key] = ([g for g in self.topology.groups.values() if g.selects(spec)],
+                                                [g for g in self.topology.inverse.values() if g.selects(spec)])
+            sig.counting, sig.inverse_selecting = list(found[0]), list(found[1])
+            sig.topology_version = version
 
     # --- placing ----------------------------------------------------------------------------------
     def _add(self, variant: Variant, k: int):
@@ -341,9 +351,10 @@ class Scheduler:
                     before = len(target.pods) if target.index >= self.n_existing else -1
                     target.commit(variant, proposal, run[i:i + n], self.topology)
                     if before >= 0:
-                        self.inflight.reorder(target, before or None)
-                    for pod in run[i:i + n]:
-                        errors.pop(pod, None)
+                        self.inflight.reorder(target, before or None, sig.counting + sig.inverse_owned)
+                    if errors:  # pods placed in a later pass failed in an earlier one
+                        for pod in run[i:i + n]:
+                            errors.pop(pod, None)
                     i += n
                     progress = True
             runs = failed
