@@ -1,22 +1,51 @@
-"""A lower bound on the hourly price of any plan, from a linear-programming relaxation (HiGHS).
+"""Lower bounds on the hourly price of any plan, from linear-programming relaxations (HiGHS).
 
-The bound. Group pods into classes by the set J(c) of (NodePool, instance type) pairs each could run
-on: the NodePool's taints are tolerated, its requirements and the type's labels admit the pod's
-required node affinity/selector, and the type's allocatable minus its DaemonSet overhead holds the
-pod alone. Variables: x_j >= 0 nodes of pair j (fractional), and g_{j,c,r} >= 0, the amount of
-resource r (cpu, memory, pods, and any extended resource) that pair j's capacity gives to class c.
+Both bounds see the same problem. A *pair* j is a (NodePool, instance type) with price_j, the
+cheapest offering of the type in the pool's zones and capacity types, and A_j, the type's
+allocatable after the pool's DaemonSet overhead (cpu, memory, pods and any extended resource). A
+pod may use pair j when the pool's taints are tolerated, its requirements and the type's labels
+admit the pod's required node affinity/selector, and A_j holds the pod alone. Pods with the same
+requests and the same usable pairs form a class c of n_c pods with request vector R_c.
 
-    minimise   sum_j price_j * x_j
-    subject to sum_c g_{j,c,r} <= A_{j,r} * x_j        for every pair j and resource r
-               sum_{j in J(c)} g_{j,c,r} >= D_{c,r}    for every class c and resource r
+**Fluid bound** (`lower_bound`, method "fluid"). x_j >= 0 nodes of pair j (fractional), g_{j,c,r}
+the amount of resource r that pair j gives to class c:
 
-A_{j,r} is the allocatable after DaemonSet overhead, D_{c,r} the summed requests of the class, and
-price_j the cheapest offering of the type that the NodePool allows. Every real plan is a feasible
-point (x_j = nodes launched, g = requests placed), so the optimum bounds every plan from below:
-integrality, bin packing, topology and preferences are what the relaxation drops.
+    minimise   sum_j price_j x_j
+    subject to sum_c g_{j,c,r} <= A_{j,r} x_j            for every pair j and resource r
+               sum_{j usable by c} g_{j,c,r} >= n_c R_{c,r}  for every class c and resource r
+
+**Pattern bound** (method "patterns", the default: a configuration LP, Gilmore-Gomory). A
+pattern (j, a) is a pair j and whole pod counts a_c >= 0 of classes that may use j with
+sum_c a_c R_c <= A_j (and a_c <= 1 for a class whose pods repel each other on a hostname):
+what one real node can hold. z_{j,a} >= 0 nodes with pattern (j, a):
+
+    minimise   sum_{j,a} price_j z_{j,a}
+    subject to sum_{j,a} a_c z_{j,a} >= n_c              for every class c
+
+Why both bound every plan from below: a plan launches nodes, each of some pair, holding whole
+pods that fit its allocatable; setting z_{j,a} = the number of its nodes of pair j holding
+exactly the pods a (or x_j = nodes of j, g = requests placed) is a feasible point of the same
+price, so the LP optimum is at most the plan's price. Only a pair's cheapest offering is
+charged, and topology, preferences, limits and Karpenter's packing order are relaxed. Every
+pattern is also a fluid point, so patterns >= fluid: the pattern bound adds that pods are whole
+(seven 4-CPU pods fill 28 of a 32-vCPU node's ~31 allocatable cores).
+
+The pattern LP has a column per feasible packing, so it is solved by column generation: a
+restricted LP over the patterns found so far gives duals y_c; for each pair an integer knapsack
+(`scipy.optimize.milp`) finds the pattern of largest value v_j = max sum_c y_c a_c. Patterns
+with v_j > price_j join the LP. Whenever it stops (no such pattern, or the iteration budget),
+y / theta with theta = max(1, max_j V_j / price_j), V_j an upper bound on v_j (the knapsack's
+dual bound), is feasible for the dual of the full pattern LP, so sum_c n_c y_c / theta (Farley's
+bound) is a valid lower bound; at convergence theta = 1 and it equals the pattern LP optimum.
+A pair is left out when another is no dearer, has at least its allocatable in every resource
+and admits every class it admits (any pattern moves to it at no higher price).
+
+Cluster state: the bound charges every pending pod to new capacity; it does not credit free room
+on existing nodes (it is meant for a plan from an empty cluster: `presets` and `tune` benches).
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +58,11 @@ from ..scheduling.instance_selection import Template
 from ..scheduling.nodeclaim import WELL_KNOWN
 from ..scheduling.taints import TOLERATE_PREFER_NO_SCHEDULE, untolerated
 
+METHODS = ("patterns", "fluid")
+MAX_ITERATIONS = 60  # column-generation rounds; the workloads of the presets bench converge in 5-25
+TIME_LIMIT_S = 20.0  # per bound; a stop at either limit still returns a valid (Farley) bound
+REL_TOL = 1e-9
+
 
 @dataclass
 class Bound:
@@ -37,6 +71,19 @@ class Bound:
     pairs: int
     nodes: float  # fractional nodes in the optimum
     carriers: tuple = ()  # ((nodepool, instance type, fractional nodes), ...) with nodes > 0, most first
+    method: str = "fluid"
+    fluid_usd_hour: float = 0.0  # the fluid bound of the same problem (patterns >= fluid)
+    iterations: int = 0  # column-generation rounds (patterns)
+    converged: bool = True  # False: stopped at a limit; the price is Farley's bound, still valid
+
+
+@dataclass
+class _Problem:
+    dims: tuple
+    prices: np.ndarray  # per pair; inf when no allowed offering
+    alloc: np.ndarray  # pairs x dims, milli-units
+    pair_names: list  # (nodepool, instance type)
+    classes: list  # [(frozenset of pairs, request tuple, count, repels)]
 
 
 def _pair_prices(tpl: Template) -> np.ndarray:
@@ -48,11 +95,14 @@ def _pair_prices(tpl: Template) -> np.ndarray:
     return np.asarray(prices)
 
 
-def lower_bound(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAULT_ZONES,
-                spot_discount: float = DEFAULT_SPOT_DISCOUNT) -> Bound:
-    from scipy.optimize import linprog  # optional dependency (extras bench, tune)
-    from scipy.sparse import coo_matrix
+def repels_itself(spec) -> bool:
+    """Two pods of `spec` may not share a node: a required anti-affinity term on the hostname
+    whose selector matches the pod's own labels in its namespace."""
+    return any(t.topology_key == L.HOSTNAME and t.selector.matches(spec.labels)
+               and (t.namespaces is None or spec.namespace in t.namespaces) for t in spec.anti_affinity)
 
+
+def _problem(inputs, catalog, region, zones, spot_discount) -> _Problem:
     pools, _ = nodepool_instance_types(inputs, resolve_catalog(catalog), region, zones, spot_discount)
     names = {n for p in inputs.pods for n in p.spec.requests} | {n for d in inputs.daemonsets for n in d.spec.requests}
     dims = (L.CPU, L.MEMORY, L.PODS) + tuple(sorted(names - {L.CPU, L.MEMORY, L.PODS}))
@@ -65,42 +115,58 @@ def lower_bound(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAUL
         prices.extend(_pair_prices(tpl).tolist())
         alloc.extend(tpl.alloc.tolist())
     alloc = np.asarray(alloc, dtype=float).reshape(len(prices), len(dims))
-    classes: dict = {}
+    prices = np.asarray(prices, dtype=float)
+    counts: dict = {}
     seen: dict = {}  # identical pods (one Deployment) share their pairs
     for pod in inputs.pods:
         spec = pod.spec
-        request = np.asarray([spec.requests.get(d, 0) for d in dims], dtype=np.int64)
         ident = spec.key or id(spec)
         cached = seen.get(ident)
-        if cached is not None:
-            if cached:
-                classes[cached] = classes[cached] + request
-            continue
-        pairs = []
-        for tpl in templates:
-            if untolerated(tpl.taints, spec.tolerations + (TOLERATE_PREFER_NO_SCHEDULE,)) is not None:
-                continue
-            terms = range(len(spec.required_terms)) if spec.required_terms else [0]
-            for term in terms:
-                reqs = strict_requirements(spec, term)
-                if tpl.requirements.compatible(reqs, WELL_KNOWN) is not None:
+        if cached is None:
+            request = tuple(int(spec.requests.get(d, 0)) for d in dims)
+            pairs = []
+            for tpl in templates:
+                if untolerated(tpl.taints, spec.tolerations + (TOLERATE_PREFER_NO_SCHEDULE,)) is not None:
                     continue
-                merged = tpl.requirements.merged(reqs)
-                options = tpl.fitting(tpl.restrict(tpl.all, merged, list(reqs.keys())), request)
-                pairs.extend(offsets[tpl.index] + int(i) for i in options)
-        key = frozenset(p for p in pairs if np.isfinite(prices[p]))
-        seen[ident] = key
-        if not key:
-            continue  # no plan can place it either; it is unschedulable in every plan
-        classes[key] = classes.get(key, 0) + request
-    class_list = list(classes.items())
-    n_pairs, n_dims = len(prices), len(dims)
-    if not class_list:  # no pod can be placed by any plan (or there are none): nothing to buy
-        return Bound(0.0, 0, n_pairs, 0.0)
+                terms = range(len(spec.required_terms)) if spec.required_terms else [0]
+                for term in terms:
+                    reqs = strict_requirements(spec, term)
+                    if tpl.requirements.compatible(reqs, WELL_KNOWN) is not None:
+                        continue
+                    merged = tpl.requirements.merged(reqs)
+                    options = tpl.fitting(tpl.restrict(tpl.all, merged, list(reqs.keys())),
+                                          np.asarray(request, dtype=np.int64))
+                    pairs.extend(offsets[tpl.index] + int(i) for i in options)
+            key = frozenset(p for p in pairs if np.isfinite(prices[p]))
+            # Pods that repel each other keep a class of their own (their cap of one per node).
+            cached = seen[ident] = (key, request, ident if repels_itself(spec) else None) if key else ()
+        if cached:  # else no plan can place it either; it is unschedulable in every plan
+            counts[cached] = counts.get(cached, 0) + 1
+    classes = [(key, request, n, repel is not None) for (key, request, repel), n in counts.items()]
+    return _Problem(dims, prices, alloc, pair_names, classes)
+
+
+def _scale(dims) -> np.ndarray:
     # Work in cores / GiB / pods so every coefficient is of order one (milli-units span 1e3..1e16).
-    scale = np.asarray([2**30 * 1e3 if d in (L.MEMORY, L.EPHEMERAL_STORAGE) else 1e3 for d in dims])
-    capacity = alloc / scale
-    # Variables: x_j first, then one g per (class, pair of the class, resource).
+    return np.asarray([2**30 * 1e3 if d in (L.MEMORY, L.EPHEMERAL_STORAGE) else 1e3 for d in dims])
+
+
+def _carriers(problem: _Problem, x) -> tuple:
+    return tuple(sorted(((*problem.pair_names[j], float(x[j])) for j in range(len(x)) if x[j] > 1e-9),
+                        key=lambda c: (-c[2], c[0], c[1])))
+
+
+def _fluid(problem: _Problem) -> Bound:
+    from scipy.optimize import linprog  # optional dependency (extras bench, tune)
+    from scipy.sparse import coo_matrix
+
+    aggregated: dict = {}  # the fluid LP only needs each pair set's summed requests
+    for pairs, request, n, _ in problem.classes:
+        aggregated[pairs] = aggregated.get(pairs, 0) + n * np.asarray(request, dtype=float)
+    class_list = list(aggregated.items())
+    prices, n_pairs, n_dims = problem.prices, len(problem.prices), len(problem.dims)
+    scale = _scale(problem.dims)
+    capacity = problem.alloc / scale
     rows, cols, vals = [], [], []
     base = n_pairs * n_dims  # capacity rows come first, then the coverage rows
     g_index = n_pairs
@@ -118,7 +184,7 @@ def lower_bound(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAUL
             vals.append(-capacity[j, r])
     b_ub = np.zeros(base + len(class_list) * n_dims)
     for c, (_, demand) in enumerate(class_list):
-        b_ub[base + c * n_dims: base + (c + 1) * n_dims] = -np.asarray(demand, dtype=float) / scale
+        b_ub[base + c * n_dims: base + (c + 1) * n_dims] = -demand / scale
     a_ub = coo_matrix((vals, (rows, cols)), shape=(len(b_ub), g_index)).tocsr()
     cost = np.zeros(g_index)
     cost[:n_pairs] = np.where(np.isfinite(prices), prices, 0.0)
@@ -127,6 +193,127 @@ def lower_bound(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAUL
     if result.status != 0:
         raise RuntimeError(f"LP failed: {result.message}")
     x = result.x[:n_pairs]
-    carriers = tuple(sorted(((*pair_names[j], float(x[j])) for j in range(n_pairs) if x[j] > 1e-9),
-                            key=lambda c: (-c[2], c[0], c[1])))
-    return Bound(float(result.fun), len(class_list), n_pairs, float(x.sum()), carriers)
+    return Bound(float(result.fun), len(class_list), n_pairs, float(x.sum()), _carriers(problem, x), "fluid",
+                 float(result.fun))
+
+
+def _undominated(prices, capacity, usable) -> np.ndarray:
+    """Pairs no other pair dominates (no dearer, at least as large in every resource, admits every
+    class this one admits; ties keep the first)."""
+    n = len(prices)
+    keep = np.ones(n, dtype=bool)
+    for j in range(n):
+        others = ((prices <= prices[j]) & np.all(capacity >= capacity[j], axis=1)
+                  & np.all(usable >= usable[j], axis=1))
+        others[j] = False
+        identical = (prices == prices[j]) & np.all(capacity == capacity[j], axis=1) & np.all(usable == usable[j], axis=1)
+        others &= ~identical | (np.arange(n) < j)  # of identical pairs the first stays
+        if others.any():
+            keep[j] = False
+    return np.flatnonzero(keep)
+
+
+def _knapsack(values, requests, capacity, upper):
+    """max values . a  s.t.  requests^T a <= capacity, 0 <= a <= upper, a integer.
+    Returns (pattern, its value, an upper bound on the optimum)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    res = milp(-values, integrality=np.ones(len(values)), bounds=Bounds(0, upper),
+               constraints=LinearConstraint(requests.T, -np.inf, capacity), options={"time_limit": 5.0, "mip_rel_gap": 1e-7})
+    if res.x is None:  # no solution within the limit: only the dual bound (or the LP's) is known
+        bound = -res.mip_dual_bound if getattr(res, "mip_dual_bound", None) is not None else float(values @ upper)
+        return None, 0.0, bound
+    pattern = np.floor(res.x + 0.5)
+    dual = getattr(res, "mip_dual_bound", None)
+    bound = -dual if dual is not None and np.isfinite(dual) else float(values @ pattern)
+    return pattern, float(values @ pattern), max(bound, float(values @ pattern))
+
+
+def _patterns(problem: _Problem, fluid: Bound, max_iterations: int, time_limit: float) -> Bound:
+    from scipy.optimize import linprog
+    from scipy.sparse import csc_matrix
+
+    started = time.perf_counter()
+    scale = _scale(problem.dims)
+    capacity = problem.alloc / scale
+    n_classes = len(problem.classes)
+    requests = np.asarray([np.asarray(r, dtype=float) for _, r, _, _ in problem.classes]) / scale
+    demand = np.asarray([n for _, _, n, _ in problem.classes], dtype=float)
+    usable = np.zeros((len(problem.prices), n_classes), dtype=bool)
+    for c, (pairs, _, _, _) in enumerate(problem.classes):
+        usable[list(pairs), c] = True
+    live = np.flatnonzero(np.isfinite(problem.prices) & usable.any(axis=1))
+    live = live[_undominated(problem.prices[live], capacity[live], usable[live])]
+    repels = np.asarray([rep for *_, rep in problem.classes])
+    # Per pair, the most pods of each class one node holds alone (0 where the class may not use it).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alone = np.where(requests[None, :, :] > 0, capacity[:, None, :] / requests[None, :, :], np.inf).min(axis=2)
+    alone = np.floor(np.minimum(alone + 1e-9, demand[None, :]))
+    alone = np.where(repels[None, :], np.minimum(alone, 1.0), alone)
+    alone = np.where(usable, alone, 0.0)
+    # Start with one homogeneous pattern per (pair, class): always feasible (each class fits a pair).
+    columns = []  # (pair, pattern)
+    for j in live:
+        for c in np.flatnonzero(usable[j]):
+            if alone[j, c] >= 1:
+                pattern = np.zeros(n_classes)
+                pattern[c] = alone[j, c]
+                columns.append((int(j), pattern))
+    best, iterations, converged, last = 0.0, 0, False, None
+    while True:
+        iterations += 1
+        matrix = csc_matrix(-np.asarray([p for _, p in columns]).T)
+        cost = problem.prices[[j for j, _ in columns]]
+        result = linprog(cost, A_ub=matrix, b_ub=-demand, bounds=(0, None), method="highs")
+        if result.status != 0:
+            raise RuntimeError(f"LP failed: {result.message}")
+        duals = np.maximum(-result.ineqlin.marginals, 0.0)
+        theta, new = 1.0, []
+        for j in live:
+            price = problem.prices[j]
+            cls = np.flatnonzero(usable[j] & (duals > 0) & (alone[j] > 0))
+            if not len(cls):
+                continue
+            # Cheap cap first: one resource alone cannot hold more value than this.
+            with np.errstate(divide="ignore", invalid="ignore"):
+                per_unit = np.where(requests[cls] > 0, duals[cls, None] / requests[cls], np.inf).max(axis=0)
+            finite = np.isfinite(per_unit)  # a resource some class does not request bounds nothing
+            cap = min(float((capacity[j][finite] * per_unit[finite]).min(initial=np.inf)),
+                      float(duals[cls] @ alone[j, cls]))
+            if cap <= price * (1 + REL_TOL):
+                continue
+            pattern, value, upper = _knapsack(duals[cls], requests[cls], capacity[j], alone[j, cls])
+            theta = max(theta, upper / price)
+            if pattern is not None and value > price * (1 + 1e-7):
+                full = np.zeros(n_classes)
+                full[cls] = pattern
+                new.append((int(j), full))
+        best = max(best, float(result.fun) / theta)
+        last = (columns, result.x)  # the carriers: the latest restricted optimum, closest to the full one
+        if not new:
+            converged = True
+            break
+        if iterations >= max_iterations or time.perf_counter() - started > time_limit:
+            break
+        columns = columns + new
+    nodes = np.zeros(len(problem.prices))
+    for (j, _), z in zip(*last):
+        nodes[j] += z
+    price = max(best, fluid.price_usd_hour)  # both are valid; an early stop may leave Farley below the fluid bound
+    return Bound(price, n_classes, len(problem.prices), float(nodes.sum()), _carriers(problem, nodes), "patterns",
+                 fluid.price_usd_hour, iterations, converged)
+
+
+def lower_bound(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAULT_ZONES,
+                spot_discount: float = DEFAULT_SPOT_DISCOUNT, method: str = "patterns",
+                max_iterations: int = MAX_ITERATIONS, time_limit: float = TIME_LIMIT_S) -> Bound:
+    """The lower bound of `method` ("patterns": the configuration LP, tighter; "fluid")."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}")
+    problem = _problem(inputs, catalog, region, zones, spot_discount)
+    if not problem.classes:  # no pod can be placed by any plan (or there are none): nothing to buy
+        return Bound(0.0, 0, len(problem.prices), 0.0, method=method)
+    fluid = _fluid(problem)
+    if method == "fluid":
+        return fluid
+    return _patterns(problem, fluid, max_iterations, time_limit)
