@@ -40,11 +40,23 @@ bound) is a valid lower bound; at convergence theta = 1 and it equals the patter
 A pair is left out when another is no dearer, has at least its allocatable in every resource
 and admits every class it admits (any pattern moves to it at no higher price).
 
-Cluster state: the bound charges every pending pod to new capacity; it does not credit free room
-on existing nodes (it is meant for a plan from an empty cluster: `presets` and `tune` benches).
+Existing capacity. A plan pays nothing for pods it puts on nodes (and launched NodeClaims) that
+already exist, so each such node e is a pair of price 0 that may be used once, with the room its
+bound pods leave (allocatable minus their requests; DaemonSet pods still to come are not taken
+off, so the room is if anything too large). A pod may use it when it tolerates the node's
+taints and the node's labels are compatible with its required node affinity (undefined
+well-known labels allowed, as for NodePools: again, if anything too permissive). In the fluid LP
+it is a pair with 0 <= x_e <= 1; in the pattern LP its room is shared fluidly (g_{e,c} pods of
+class c with sum_c g_{e,c} R_c <= room_e), a relaxation of whatever whole pods the plan puts
+there. Pods that can only run on existing nodes cost no plan anything and are left out. Each of
+these relaxations only lowers the bound, so it stays a bound; Farley's argument carries over (the
+room rows are homogeneous in the duals).
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import time
 from dataclasses import dataclass
 
@@ -56,12 +68,16 @@ from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
 from ..scheduling.daemons import strict_requirements
 from ..scheduling.instance_selection import Template
 from ..scheduling.nodeclaim import WELL_KNOWN
+from ..scheduling.requirements import Requirements
+from ..scheduling.resources import add
+from ..state import build_cluster
 from ..scheduling.taints import TOLERATE_PREFER_NO_SCHEDULE, untolerated
 
 METHODS = ("patterns", "fluid")
 MAX_ITERATIONS = 60  # column-generation rounds; the workloads of the presets bench converge in 5-25
-TIME_LIMIT_S = 20.0  # per bound; a stop at either limit still returns a valid (Farley) bound
+TIME_LIMIT_S = 30.0  # CPU seconds per bound (steady under load); a stop at either limit still returns a valid (Farley) bound
 REL_TOL = 1e-9
+MAX_NEW = 25  # improving patterns added per round (partial pricing)
 
 
 @dataclass
@@ -75,6 +91,7 @@ class Bound:
     fluid_usd_hour: float = 0.0  # the fluid bound of the same problem (patterns >= fluid)
     iterations: int = 0  # column-generation rounds (patterns)
     converged: bool = True  # False: stopped at a limit; the price is Farley's bound, still valid
+    packing_usd_hour: float | None = None  # whole nodes over the generated patterns (`packing=True`)
 
 
 @dataclass
@@ -82,8 +99,9 @@ class _Problem:
     dims: tuple
     prices: np.ndarray  # per pair; inf when no allowed offering
     alloc: np.ndarray  # pairs x dims, milli-units
-    pair_names: list  # (nodepool, instance type)
+    pair_names: list  # (nodepool, instance type); ("", node name) for existing capacity
     classes: list  # [(frozenset of pairs, request tuple, count, repels)]
+    existing: np.ndarray = None  # per pair: True for an existing node (price 0, usable once)
 
 
 def _pair_prices(tpl: Template) -> np.ndarray:
@@ -114,8 +132,15 @@ def _problem(inputs, catalog, region, zones, spot_discount) -> _Problem:
         pair_names.extend((tpl.nodepool.name, it.name) for it in tpl.types)
         prices.extend(_pair_prices(tpl).tolist())
         alloc.extend(tpl.alloc.tolist())
+    n_new = len(prices)
+    nodes = _existing_room(inputs, dims)
+    for name, _, room in nodes:
+        pair_names.append(("", name))
+        prices.append(0.0)
+        alloc.append(room)
     alloc = np.asarray(alloc, dtype=float).reshape(len(prices), len(dims))
     prices = np.asarray(prices, dtype=float)
+    existing = np.arange(len(prices)) >= n_new
     counts: dict = {}
     seen: dict = {}  # identical pods (one Deployment) share their pairs
     for pod in inputs.pods:
@@ -137,13 +162,46 @@ def _problem(inputs, catalog, region, zones, spot_discount) -> _Problem:
                     options = tpl.fitting(tpl.restrict(tpl.all, merged, list(reqs.keys())),
                                           np.asarray(request, dtype=np.int64))
                     pairs.extend(offsets[tpl.index] + int(i) for i in options)
+            if pairs and any(np.isfinite(prices[p]) for p in pairs):  # else it costs no plan anything
+                pairs.extend(n_new + i for i, (_, node, room) in enumerate(nodes)
+                             if _fits_existing(spec, node, room, request))
             key = frozenset(p for p in pairs if np.isfinite(prices[p]))
             # Pods that repel each other keep a class of their own (their cap of one per node).
             cached = seen[ident] = (key, request, ident if repels_itself(spec) else None) if key else ()
         if cached:  # else no plan can place it either; it is unschedulable in every plan
             counts[cached] = counts.get(cached, 0) + 1
     classes = [(key, request, n, repel is not None) for (key, request, repel), n in counts.items()]
-    return _Problem(dims, prices, alloc, pair_names, classes)
+    return _Problem(dims, prices, alloc, pair_names, classes, existing)
+
+
+def _existing_room(inputs, dims) -> list:
+    """[(name, ExistingNode, room per dim)] for the nodes and launched NodeClaims a plan may fill
+    (as `api.plan_pools` sees them: not those being deleted)."""
+    if not inputs.nodes and not inputs.nodeclaims:
+        return []
+    active = build_cluster(inputs.nodes, inputs.nodeclaims).active()
+    names = {s.node.name: s.name for s in active if s.node is not None}
+    used: dict = {}
+    for pod in inputs.bound_pods:
+        if pod.node_name in names:
+            used[names[pod.node_name]] = add(used.get(names[pod.node_name], {}), pod.spec.requests)
+    out = []
+    for state in active:
+        node = state.as_existing()
+        room = [node.allocatable.get(d, 0) - used.get(node.name, {}).get(d, 0) for d in dims]
+        if all(r >= 0 for r in room):  # an overcommitted node takes no pod in the plan either
+            out.append((node.name, node, room))
+    return out
+
+
+def _fits_existing(spec, node, room, request) -> bool:
+    if any(r > free for r, free in zip(request, room)):
+        return False
+    if untolerated(node.taints, spec.tolerations + (TOLERATE_PREFER_NO_SCHEDULE,)) is not None:
+        return False
+    labels = Requirements.from_labels(node.labels)
+    terms = range(len(spec.required_terms)) if spec.required_terms else [0]
+    return any(labels.compatible(strict_requirements(spec, term), WELL_KNOWN) is None for term in terms)
 
 
 def _scale(dims) -> np.ndarray:
@@ -152,7 +210,8 @@ def _scale(dims) -> np.ndarray:
 
 
 def _carriers(problem: _Problem, x) -> tuple:
-    return tuple(sorted(((*problem.pair_names[j], float(x[j])) for j in range(len(x)) if x[j] > 1e-9),
+    return tuple(sorted(((*problem.pair_names[j], float(x[j])) for j in range(len(x))
+                         if x[j] > 1e-9 and not problem.existing[j]),
                         key=lambda c: (-c[2], c[0], c[1])))
 
 
@@ -188,11 +247,12 @@ def _fluid(problem: _Problem) -> Bound:
     a_ub = coo_matrix((vals, (rows, cols)), shape=(len(b_ub), g_index)).tocsr()
     cost = np.zeros(g_index)
     cost[:n_pairs] = np.where(np.isfinite(prices), prices, 0.0)
-    bounds = [(0, None if np.isfinite(p) else 0) for p in prices] + [(0, None)] * (g_index - n_pairs)
+    bounds = [(0, 1 if problem.existing[j] else None if np.isfinite(p) else 0) for j, p in enumerate(prices)]
+    bounds += [(0, None)] * (g_index - n_pairs)
     result = linprog(cost, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
     if result.status != 0:
         raise RuntimeError(f"LP failed: {result.message}")
-    x = result.x[:n_pairs]
+    x = np.where(problem.existing, 0.0, result.x[:n_pairs])
     return Bound(float(result.fun), len(class_list), n_pairs, float(x.sum()), _carriers(problem, x), "fluid",
                  float(result.fun))
 
@@ -213,13 +273,60 @@ def _undominated(prices, capacity, usable) -> np.ndarray:
     return np.flatnonzero(keep)
 
 
+@contextlib.contextmanager
+def _quiet():
+    """HiGHS's MIP solver can print debug lines straight to file descriptor 1 (not through Python),
+    which would corrupt `tune -o json`: point fd 1 at /dev/null while it runs."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):  # no real fd 1 (embedded, closed): nothing to guard
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _fractional_cap(values, requests, capacity, upper) -> float:
+    """An upper bound on the knapsack below: for each resource alone, the fractional knapsack
+    (best value per unit first, each class up to its bound); the smallest over resources."""
+    out = float(values @ upper)
+    for r in range(requests.shape[1]):
+        need = requests[:, r]
+        free = need <= 0
+        total = float(values[free] @ upper[free])  # classes that do not use r cost nothing of it
+        room = capacity[r]
+        idx = np.flatnonzero(~free)
+        for c in idx[np.argsort(-values[idx] / need[idx], kind="stable")]:
+            take = min(upper[c], room / need[c])
+            total += values[c] * take
+            room -= take * need[c]
+            if room <= 0:
+                break
+        out = min(out, total)
+    return out
+
+
+def _full(n_classes: int, cls, pattern) -> np.ndarray:
+    full = np.zeros(n_classes)
+    full[cls] = pattern
+    return full
+
+
 def _knapsack(values, requests, capacity, upper):
     """max values . a  s.t.  requests^T a <= capacity, 0 <= a <= upper, a integer.
     Returns (pattern, its value, an upper bound on the optimum)."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
-    res = milp(-values, integrality=np.ones(len(values)), bounds=Bounds(0, upper),
-               constraints=LinearConstraint(requests.T, -np.inf, capacity), options={"time_limit": 5.0, "mip_rel_gap": 1e-7})
+    with _quiet():
+        res = milp(-values, integrality=np.ones(len(values)), bounds=Bounds(0, upper),
+                   constraints=LinearConstraint(requests.T, -np.inf, capacity),
+                   options={"time_limit": 5.0, "mip_rel_gap": 1e-4})
     if res.x is None:  # no solution within the limit: only the dual bound (or the LP's) is known
         bound = -res.mip_dual_bound if getattr(res, "mip_dual_bound", None) is not None else float(values @ upper)
         return None, 0.0, bound
@@ -229,11 +336,26 @@ def _knapsack(values, requests, capacity, upper):
     return pattern, float(values @ pattern), max(bound, float(values @ pattern))
 
 
-def _patterns(problem: _Problem, fluid: Bound, max_iterations: int, time_limit: float) -> Bound:
-    from scipy.optimize import linprog
+def _packing(prices, columns, demand, time_limit: float) -> float | None:
+    """The cheapest whole number of nodes per generated pattern covering every pod (a MILP over the
+    patterns, stopped at `time_limit` with its best solution): the price of a real packing, so an
+    upper bound on the optimal plan when topology and limits do not bind (not a lower bound)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import csc_matrix
 
-    started = time.perf_counter()
+    matrix = csc_matrix(np.asarray([p for _, p in columns]).T)
+    with _quiet():
+        res = milp(prices[[j for j, _ in columns]], integrality=np.ones(len(columns)), bounds=Bounds(0, np.inf),
+                   constraints=LinearConstraint(matrix, demand, np.inf), options={"time_limit": time_limit})
+    return float(res.fun) if res.x is not None else None
+
+
+def _patterns(problem: _Problem, fluid: Bound, max_iterations: int, time_limit: float,
+              packing: bool = False) -> Bound:
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    started = time.process_time()
     scale = _scale(problem.dims)
     capacity = problem.alloc / scale
     n_classes = len(problem.classes)
@@ -242,8 +364,23 @@ def _patterns(problem: _Problem, fluid: Bound, max_iterations: int, time_limit: 
     usable = np.zeros((len(problem.prices), n_classes), dtype=bool)
     for c, (pairs, _, _, _) in enumerate(problem.classes):
         usable[list(pairs), c] = True
-    live = np.flatnonzero(np.isfinite(problem.prices) & usable.any(axis=1))
+    live = np.flatnonzero(np.isfinite(problem.prices) & usable.any(axis=1) & ~problem.existing)
     live = live[_undominated(problem.prices[live], capacity[live], usable[live])]
+    # Existing room: g_{e,c} >= 0 pods of class c on node e, sum_c g_{e,c} R_c <= room_e (rows after coverage).
+    shared = [(int(e), int(c)) for e in np.flatnonzero(problem.existing) for c in np.flatnonzero(usable[e])]
+    room_rows = {int(e): i for i, e in enumerate(sorted({e for e, _ in shared}))}
+    n_dims = len(problem.dims)
+    g_rows, g_cols, g_vals = [], [], []
+    for k, (e, c) in enumerate(shared):
+        g_rows.append(c)
+        g_cols.append(k)
+        g_vals.append(-1.0)
+        for r in np.flatnonzero(requests[c] > 0):
+            g_rows.append(n_classes + room_rows[e] * n_dims + int(r))
+            g_cols.append(k)
+            g_vals.append(float(requests[c, r]))
+    room = np.concatenate([capacity[e] for e in sorted(room_rows)]) if room_rows else np.zeros(0)
+    b_ub = np.concatenate([-demand, room])
     repels = np.asarray([rep for *_, rep in problem.classes])
     # Per pair, the most pods of each class one node holds alone (0 where the class may not use it).
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -262,52 +399,60 @@ def _patterns(problem: _Problem, fluid: Bound, max_iterations: int, time_limit: 
     best, iterations, converged, last = 0.0, 0, False, None
     while True:
         iterations += 1
-        matrix = csc_matrix(-np.asarray([p for _, p in columns]).T)
-        cost = problem.prices[[j for j, _ in columns]]
-        result = linprog(cost, A_ub=matrix, b_ub=-demand, bounds=(0, None), method="highs")
+        patterns = np.asarray([p for _, p in columns]).T
+        rows, cols = np.nonzero(patterns)
+        matrix = coo_matrix((np.concatenate([-patterns[rows, cols], g_vals]),
+                             (np.concatenate([rows, g_rows]).astype(int),
+                              np.concatenate([cols, np.asarray(g_cols, dtype=int) + len(columns)]).astype(int))),
+                            shape=(len(b_ub), len(columns) + len(shared))).tocsc()
+        cost = np.concatenate([problem.prices[[j for j, _ in columns]], np.zeros(len(shared))])
+        result = linprog(cost, A_ub=matrix, b_ub=b_ub, bounds=(0, None), method="highs")
         if result.status != 0:
             raise RuntimeError(f"LP failed: {result.message}")
-        duals = np.maximum(-result.ineqlin.marginals, 0.0)
-        theta, new = 1.0, []
+        duals = np.maximum(-result.ineqlin.marginals[:n_classes], 0.0)
+        # Pricing. A cheap valid cap per pair first (the fractional knapsack on each resource alone);
+        # exact knapsacks only where the cap beats the price, most promising first, stopping after
+        # MAX_NEW improving patterns: the pairs not solved count in theta with their cap.
+        caps = {}
         for j in live:
-            price = problem.prices[j]
             cls = np.flatnonzero(usable[j] & (duals > 0) & (alone[j] > 0))
-            if not len(cls):
-                continue
-            # Cheap cap first: one resource alone cannot hold more value than this.
-            with np.errstate(divide="ignore", invalid="ignore"):
-                per_unit = np.where(requests[cls] > 0, duals[cls, None] / requests[cls], np.inf).max(axis=0)
-            finite = np.isfinite(per_unit)  # a resource some class does not request bounds nothing
-            cap = min(float((capacity[j][finite] * per_unit[finite]).min(initial=np.inf)),
-                      float(duals[cls] @ alone[j, cls]))
-            if cap <= price * (1 + REL_TOL):
+            if len(cls):
+                cap = _fractional_cap(duals[cls], requests[cls], capacity[j], alone[j, cls])
+                if cap > problem.prices[j] * (1 + REL_TOL):
+                    caps[int(j)] = (cap, cls)
+        theta, new = 1.0, []
+        for j in sorted(caps, key=lambda j: -caps[j][0] / problem.prices[j]):
+            cap, cls = caps[j]
+            price = problem.prices[j]
+            if len(new) >= MAX_NEW:
+                theta = max(theta, cap / price)
                 continue
             pattern, value, upper = _knapsack(duals[cls], requests[cls], capacity[j], alone[j, cls])
-            theta = max(theta, upper / price)
+            theta = max(theta, min(upper, cap) / price)
             if pattern is not None and value > price * (1 + 1e-7):
-                full = np.zeros(n_classes)
-                full[cls] = pattern
-                new.append((int(j), full))
+                new.append((j, _full(n_classes, cls, pattern)))
         best = max(best, float(result.fun) / theta)
-        last = (columns, result.x)  # the carriers: the latest restricted optimum, closest to the full one
+        last = (columns, result.x[:len(columns)])  # the carriers: the latest restricted optimum, closest to the full one
         if not new:
-            converged = True
+            converged = theta <= 1 + 1e-6  # else a knapsack stopped at its time limit: Farley's bound
             break
-        if iterations >= max_iterations or time.perf_counter() - started > time_limit:
+        if iterations >= max_iterations or time.process_time() - started > time_limit:
             break
         columns = columns + new
     nodes = np.zeros(len(problem.prices))
     for (j, _), z in zip(*last):
         nodes[j] += z
     price = max(best, fluid.price_usd_hour)  # both are valid; an early stop may leave Farley below the fluid bound
+    packed = _packing(problem.prices, last[0], demand, time_limit) if packing else None
     return Bound(price, n_classes, len(problem.prices), float(nodes.sum()), _carriers(problem, nodes), "patterns",
-                 fluid.price_usd_hour, iterations, converged)
+                 fluid.price_usd_hour, iterations, converged, packed)
 
 
 def lower_bound(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAULT_ZONES,
                 spot_discount: float = DEFAULT_SPOT_DISCOUNT, method: str = "patterns",
-                max_iterations: int = MAX_ITERATIONS, time_limit: float = TIME_LIMIT_S) -> Bound:
-    """The lower bound of `method` ("patterns": the configuration LP, tighter; "fluid")."""
+                max_iterations: int = MAX_ITERATIONS, time_limit: float = TIME_LIMIT_S, packing: bool = False) -> Bound:
+    """The lower bound of `method` ("patterns": the configuration LP, tighter; "fluid"). `packing`
+    (patterns only) also prices a whole-node packing over the patterns found (`Bound.packing_usd_hour`)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}")
     problem = _problem(inputs, catalog, region, zones, spot_discount)
@@ -316,4 +461,4 @@ def lower_bound(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAUL
     fluid = _fluid(problem)
     if method == "fluid":
         return fluid
-    return _patterns(problem, fluid, max_iterations, time_limit)
+    return _patterns(problem, fluid, max_iterations, time_limit, packing)

@@ -17,7 +17,7 @@ from provisioner.catalog.instancetypes import build_instance_types
 from provisioner.cost.lpbound import lower_bound
 from provisioner.models import NodeClass
 
-from prov_builders import deployment, itype, nodeclass, nodepool, term
+from prov_builders import deployment, itype, node, nodeclass, nodepool, taint, term
 
 pytest.importorskip("scipy")
 
@@ -103,18 +103,51 @@ node_type = st.tuples(st.sampled_from([2, 4, 8]), st.sampled_from([2, 4, 8]),
        iterations=st.sampled_from([1, 2, 60]))
 def test_bounds_never_exceed_the_cheapest_whole_node_plan(shapes, kinds, iterations):
     """fluid <= patterns <= brute-force optimum <= Karpenter's plan, for small random cases, also
-    when column generation stops after one or two rounds (Farley's bound)."""
+    when column generation stops after one or two rounds (Farley's bound); the whole-node packing
+    over the patterns is a real packing, so it costs at least the optimum."""
     types = [itype(f"m{5 + i}.t{i}", cpu, cpu * ratio, price=price, capacity_types=("on-demand",))
              for i, (cpu, ratio, price) in enumerate(kinds)]
     cat = catalog(*types)
     inputs = inputs_for(shapes)
     fluid = lower_bound(inputs, cat, zones=ZONE, method="fluid").price_usd_hour
-    bound = lower_bound(inputs, cat, zones=ZONE, max_iterations=iterations)
+    bound = lower_bound(inputs, cat, zones=ZONE, max_iterations=iterations, packing=True)
     optimum = brute_force(cat, shapes)
     plan = simulate_inputs(inputs, cat, zones=ZONE)
     if optimum == float("inf"):  # some pod fits no type: the bound covers the placeable pods only
         return
     assert fluid <= bound.price_usd_hour + 1e-9
     assert bound.price_usd_hour <= optimum * (1 + 1e-6) + 1e-9
+    assert optimum <= bound.packing_usd_hour * (1 + 1e-6) + 1e-9  # a real packing costs at least the optimum
     if not plan.unschedulable:
         assert optimum <= plan.price_usd_hour + 1e-9
+
+
+NODE_LABELS = {"karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "m5.xlarge",
+               "topology.kubernetes.io/zone": "test-zone-1", "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
+               "karpenter.sh/capacity-type": "on-demand"}
+
+
+def existing_case(taints=()):
+    cat = catalog(itype("m5.xlarge", 4, 16, price=1.0, capacity_types=("on-demand",)))
+    objs = [nodeclass(), nodepool(requirements=[("karpenter.sh/capacity-type", "In", "on-demand")]),
+            deployment("app", replicas=3, cpu="1500m", memory="1Gi"),
+            node("n1", labels=NODE_LABELS, allocatable={"cpu": "4", "memory": "16Gi", "pods": "110"}, taints=taints)]
+    return cat, load_objects(objs)
+
+
+def test_room_on_existing_nodes_is_free_so_the_bound_stays_below_the_plan():
+    """A plan pays nothing for pods on an existing node (api.plan_pools prices new NodeClaims only):
+    two of three 1.5-CPU pods fit the existing 4-CPU node, the third needs one new node."""
+    cat, inputs = existing_case()
+    plan = simulate_inputs(inputs, cat, zones=ZONE)
+    assert plan.price_usd_hour == pytest.approx(1.0) and len(plan.nodeclaims) == 1
+    patterns = lower_bound(inputs, cat, zones=ZONE)
+    fluid = lower_bound(inputs, cat, zones=ZONE, method="fluid")
+    assert 0 < fluid.price_usd_hour <= patterns.price_usd_hour <= plan.price_usd_hour
+    assert all(pool == "default" for pool, _, _ in patterns.carriers)  # existing nodes carry nothing billable
+
+
+def test_a_tainted_existing_node_gives_no_room_to_pods_that_do_not_tolerate_it():
+    cat, inputs = existing_case(taints=[taint("dedicated", "db")])
+    assert simulate_inputs(inputs, cat, zones=ZONE).price_usd_hour == pytest.approx(2.0)
+    assert lower_bound(inputs, cat, zones=ZONE).price_usd_hour == pytest.approx(1.5, rel=1e-6)  # 2 pods per node
