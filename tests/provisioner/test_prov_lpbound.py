@@ -151,3 +151,14 @@ def test_a_tainted_existing_node_gives_no_room_to_pods_that_do_not_tolerate_it()
     cat, inputs = existing_case(taints=[taint("dedicated", "db")])
     assert simulate_inputs(inputs, cat, zones=ZONE).price_usd_hour == pytest.approx(2.0)
     assert lower_bound(inputs, cat, zones=ZONE).price_usd_hour == pytest.approx(1.5, rel=1e-6)  # 2 pods per node
+
+
+def test_solver_output_on_file_descriptor_1_is_kept_out_of_stdout(capfd):
+    """HiGHS's MIP solver may print debug lines to fd 1 itself; `tune -o json` must stay JSON."""
+    import os
+
+    from provisioner.cost.lpbound import _quiet
+    with _quiet():
+        os.write(1, b"HighsMipSolverData::noise\n")
+    print("kept")
+    assert capfd.readouterr().out == "kept\n"
