@@ -76,3 +76,48 @@ def run(out, caps=CAPS, with_tune=True) -> dict:
     medians = [f"{statistics.median(v):.3f}x" if v else "" for k, v in columns.items() if k not in ("tune s (bound included)", "tune plans")]
     print("| **median** | | | " + " | ".join(medians) + (" | | |" if with_tune else " |"), file=out)
     return columns
+
+
+def allow_lists(name: str, exhaustive: int = 3, draws: int = 0, seed: int = 7, out=None) -> tuple:
+    """Evidence for what requirement changes could reach: Karpenter's plan for the shipped preset
+    pool of workload `name` narrowed to `node.kubernetes.io/instance-type In` lists, which every
+    narrowing of a pool amounts to. Each (vCPU, memory) shape the pool admits is represented by
+    its cheapest type; every list of up to `exhaustive` undominated shapes (no other shape is no
+    dearer with at least its vCPUs and memory) is tried, then `draws` random lists of 2-8 of all
+    shapes. Returns (baseline $/h, best $/h, best list, plans simulated)."""
+    import itertools
+    import random
+
+    from ..api import resolve_catalog
+    from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
+    from ..cost.tune import _Search, requirement_dict
+    from .. import labels as L
+
+    inputs = load_objects(REALISTIC[name]("preset"))
+    search = _Search(inputs, resolve_catalog(None), DEFAULT_REGION, DEFAULT_ZONES, DEFAULT_SPOT_DISCOUNT)
+    base = search.evaluate({})
+    pool = max(base.spend, key=base.spend.get)
+    reqs = search.pools[pool].requirements
+    shapes: dict = {}
+    for it in search.admitted(pool, {}):
+        prices = [o.price for o in it.offerings if o.available and reqs.get(L.CAPACITY_TYPE).has(o.capacity_type)
+                  and reqs.get(L.ZONE).has(o.zone)]
+        key = (it.capacity.get(L.CPU, 0), it.capacity.get(L.MEMORY, 0))
+        if prices and (key not in shapes or min(prices) < shapes[key][0]):
+            shapes[key] = (min(prices), it.name)
+    undominated = [v[1] for k, v in shapes.items() if not any(
+        k2 != k and k2[0] >= k[0] and k2[1] >= k[1] and v2[0] <= v[0] for k2, v2 in shapes.items())]
+    everything = sorted(v[1] for v in shapes.values())
+    rng = random.Random(seed)
+    lists = [c for size in range(1, exhaustive + 1) for c in itertools.combinations(sorted(undominated), size)]
+    lists += [tuple(sorted(rng.sample(everything, rng.randint(2, min(8, len(everything)))))) for _ in range(draws)]
+    best, chosen = base.price_usd_hour, ()
+    for types in lists:
+        key = "node.kubernetes.io/instance-type"
+        plan = search.evaluate({pool: {key: requirement_dict(key, "In", types)}})
+        if plan.unschedulable <= base.unschedulable and plan.price_usd_hour < best - 1e-9:
+            best, chosen = plan.price_usd_hour, types
+    if out is not None:
+        print(f"{name}: pool {pool}, {len(shapes)} shapes ({len(undominated)} undominated), {search.evaluations} plans: "
+              f"baseline ${base.price_usd_hour:.2f}, best ${best:.2f} {list(chosen)}", file=out)
+    return base.price_usd_hour, best, chosen, search.evaluations
