@@ -157,7 +157,7 @@ def test_solver_output_on_file_descriptor_1_is_kept_out_of_stdout(capfd):
     """HiGHS's MIP solver may print debug lines to fd 1 itself; `tune -o json` must stay JSON."""
     import os
 
-    from provisioner.cost.lpbound import _quiet
+    from provisioner.cost.patterns import _quiet
     with _quiet():
         os.write(1, b"HighsMipSolverData::noise\n")
     print("kept")
