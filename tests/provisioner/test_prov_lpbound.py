@@ -17,7 +17,7 @@ from provisioner.catalog.instancetypes import build_instance_types
 from provisioner.cost.lpbound import lower_bound
 from provisioner.models import NodeClass
 
-from prov_builders import deployment, itype, node, nodeclass, nodepool, taint, term
+from prov_builders import deployment, itype, node, nodeclass, nodepool, pod, taint, term
 
 pytest.importorskip("scipy")
 
@@ -169,3 +169,35 @@ def test_allow_list_evidence_search_never_reports_a_dearer_or_less_complete_plan
     baseline, best, chosen, plans = allow_lists("memory-heavy", exhaustive=1)
     assert 0 < best <= baseline and plans > 1
     assert chosen == () or best < baseline
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shapes=st.lists(shape, min_size=1, max_size=3), kinds=st.lists(node_type, min_size=1, max_size=2),
+       room=st.tuples(st.sampled_from(["1", "2", "4", "8"]), st.sampled_from(["2Gi", "8Gi", "32Gi"])),
+       busy=st.sampled_from([0, 500, 1500]))
+def test_bounds_stay_below_the_plan_when_existing_nodes_have_room(shapes, kinds, room, busy):
+    """With an existing node (partly used by a bound pod), Karpenter's plan pays only for new
+    NodeClaims; both bounds must stay below it."""
+    types = [itype(f"m{5 + i}.t{i}", cpu, cpu * ratio, price=price, capacity_types=("on-demand",))
+             for i, (cpu, ratio, price) in enumerate(kinds)]
+    cat = catalog(*types)
+    objs = [nodeclass(), nodepool(requirements=[("karpenter.sh/capacity-type", "In", "on-demand")]),
+            node("n1", labels=NODE_LABELS, allocatable={"cpu": room[0], "memory": room[1], "pods": "110"})]
+    objs += [deployment(f"app{i}", replicas=n, cpu=f"{cpu}m", memory=f"{gib}Gi") for i, (cpu, gib, n) in enumerate(shapes)]
+    if busy:
+        objs.append(pod("running", node_name="n1", cpu=f"{busy}m", memory="1Gi"))
+    inputs = load_objects(objs)
+    plan = simulate_inputs(inputs, cat, zones=ZONE)
+    if plan.unschedulable:
+        return
+    fluid = lower_bound(inputs, cat, zones=ZONE, method="fluid").price_usd_hour
+    patterns = lower_bound(inputs, cat, zones=ZONE).price_usd_hour
+    assert fluid <= patterns + 1e-9
+    assert patterns <= plan.price_usd_hour * (1 + 1e-6) + 1e-9
+
+
+def test_tune_reports_a_bound_below_its_plans_when_existing_nodes_have_room():
+    from provisioner.cost.tune import tune
+    cat, inputs = existing_case()
+    result = tune(inputs, catalog=cat, zones=ZONE)
+    assert 0 < result.bound_usd_hour <= result.tuned.price_usd_hour <= result.baseline.price_usd_hour
