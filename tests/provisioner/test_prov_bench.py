@@ -53,14 +53,22 @@ def single_type_catalog():
     return catalog_from_dict({"instance_types": [itype("m5.xlarge", 4, 16, price=1.0, capacity_types=("on-demand",))]})
 
 
-def test_lp_bound_equals_fractional_cover_with_one_instance_type():
+def test_fluid_lp_bound_equals_fractional_cover_with_one_instance_type():
     cat = single_type_catalog()
     inputs = load_objects([nodeclass(), nodepool(), deployment("app", replicas=10, cpu="1", memory="1Gi")])
     it = build_instance_types(cat.types, NodeClass("default"), ("test-zone-1",), "test-region", 0.5)[0]
     expected = max(10_000 / it.allocatable["cpu"], 10 / (it.allocatable["pods"] / 1000),
                    10 * 2**30 * 1000 / it.allocatable["memory"])
-    bound = lower_bound(inputs, cat, region="test-region", zones=("test-zone-1",))
+    bound = lower_bound(inputs, cat, region="test-region", zones=("test-zone-1",), method="fluid")
     assert bound.price_usd_hour == pytest.approx(expected, rel=1e-6)
+
+
+def test_pattern_lp_bound_buys_whole_nodes_of_whole_pods_with_one_instance_type():
+    """Ten 1-CPU pods, three per 4-vCPU node (3.92 allocatable cores): 3 full nodes and one third."""
+    cat = single_type_catalog()
+    inputs = load_objects([nodeclass(), nodepool(), deployment("app", replicas=10, cpu="1", memory="1Gi")])
+    bound = lower_bound(inputs, cat, region="test-region", zones=("test-zone-1",))
+    assert bound.price_usd_hour == pytest.approx(10 / 3, rel=1e-6)
 
 
 def test_lp_bound_charges_gpu_pods_to_gpu_types():
