@@ -74,14 +74,6 @@ NORMALIZED_LABELS = {
     "failure-domain.beta.kubernetes.io/region": REGION,
 }
 
-# Taints a node carries only while it starts; Karpenter ignores them for scheduling.
-EPHEMERAL_TAINT_KEYS = frozenset({
-    "node.kubernetes.io/not-ready",
-    "node.kubernetes.io/unreachable",
-    "node.cloudprovider.kubernetes.io/uninitialized",
-    "karpenter.sh/unregistered",
-})
-
 CPU = "cpu"
 MEMORY = "memory"
 PODS = "pods"

@@ -159,7 +159,9 @@ def load_node(obj: dict, ctx: Ctx, allow_empty: bool = False) -> ExistingNode:
         raise ctx.error("status.allocatable", "missing: an existing Node needs status.allocatable")
     allocatable = ctx.resource_list(status.get("allocatable"), "status.allocatable")
     capacity = ctx.resource_list(status.get("capacity"), "status.capacity") or dict(allocatable)
-    taints = tuple(t for t in ctx.taints(spec.get("taints"), "spec.taints") if t.key not in L.EPHEMERAL_TAINT_KEYS)
+    # Known ephemeral taints stay: cluster state drops them only on a managed node not yet initialized
+    # (state/statenode.py), and keeps them on an unmanaged one, as statenode.go Taints() does.
+    taints = ctx.taints(spec.get("taints"), "spec.taints")
     if spec.get("unschedulable"):  # a cordoned node carries this taint
         taints += (Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"),)
     name = ctx.string(metadata.get("name"), "metadata.name")

@@ -154,6 +154,29 @@ def test_uninitialized_node_ignores_its_startup_taints():
     assert result.nodeclaims == [] and result.existing == {"node-1": ["default/web"]}
 
 
+def test_initialized_node_keeps_its_ephemeral_taints():
+    """suite_test.go (scheduling) "should assume pod will schedule to a node with ephemeral taint
+    node.kubernetes.io/not-ready:NoExecute when the node is uninitialized" (its initialized half) and
+    state/suite_test.go "should consider ephemeral taints on a managed node after the node is initialized"."""
+    objs = [nodeclaim("nc-1", node_name="node-1", provider_id="aws:///z/i-1"),
+            karpenter_node("node-1", initialized=True, provider_id="aws:///z/i-1",
+                           taints=[taint("node.kubernetes.io/not-ready", effect="NoExecute")]),
+            pod("web", cpu="1")]
+    result = core(*objs)
+    assert len(result.nodeclaims) == 1 and result.existing == {}
+
+
+def test_unmanaged_node_keeps_its_ephemeral_taints():
+    """state/suite_test.go "should consider ephemeral taints on an unmanaged node that isn't initialized";
+    statenode.go Taints() drops them only when Managed() (a NodeClaim is tracked) and not initialized."""
+    not_ready = node("node-1", labels={HOST: "node-1", ZONE: "test-zone-1"},
+                     taints=[taint("node.kubernetes.io/not-ready", effect="NoSchedule")])
+    result = core(not_ready, pod("web", cpu="1"))
+    assert len(result.nodeclaims) == 1 and result.existing == {}
+    ready = node("node-1", labels={HOST: "node-1", ZONE: "test-zone-1"})
+    assert core(ready, pod("web", cpu="1")).existing == {"node-1": ["default/web"]}
+
+
 def test_initialized_node_keeps_its_startup_taints():
     """suite_test.go "should not assume pod will schedule to a node with startup taints after initialization"."""
     startup = taint("example.com/agent-not-ready")

@@ -179,9 +179,11 @@ def test_existing_node_taint_is_respected():
     assert not result.existing and result.nodeclaims
 
 
-def test_existing_node_ephemeral_not_ready_taint_is_ignored():
+def test_existing_unmanaged_node_not_ready_taint_is_honoured():
+    """statenode.go Taints(): only a managed (NodeClaim-tracked), uninitialized node drops known
+    ephemeral taints; a Node alone is unmanaged, so its not-ready taint repels the pod."""
     result = core(node("node-a", taints=[taint("node.kubernetes.io/not-ready", effect="NoSchedule")]), pod())
-    assert result.existing == {"node-a": ["default/pod"]}
+    assert result.existing == {} and len(result.nodeclaims) == 1
 
 
 def test_existing_node_counts_against_nodepool_limits():
