@@ -109,4 +109,4 @@ def test_a_list_over_the_item_limit_is_refused_in_one_pass_as_the_checked_path_w
     with pytest.raises(UnsafeInput) as mine:
         load_documents(text, "x.yaml", limits)
     assert str(mine.value) == str(checked.value)
-    assert "items[4]: a list of more than 3 items; refused" in str(mine.value)
+    assert "items[3]: a list of more than 3 items; refused" in str(mine.value)  # the 4th item, index 3
