@@ -169,14 +169,17 @@ def check_events(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> No
     _walk(text, display, limits)
 
 
-def _walk(text: str, display: str, limits: Limits, find_list: tuple[int, int] | None = None) -> Any:
+def _walk(text: str, display: str, limits: Limits, find_list: tuple[int, int] | None = None,
+          find_key: tuple[int, int] | None = None) -> Any:
     """check_events' walk. With `find_list` (0-based line, column) it stops at the block list that
-    starts there and returns (key path of its parent, stack depth with the list, values so far)."""
+    starts there and returns (key path of its parent, stack depth with the list, values so far);
+    with `find_key`, at the mapping key written there, and returns its key path."""
     loader = _Parser(text)
     stack: list[_Frame] = []
     sizes: dict[str, int] = {}
     open_anchors: set[str] = set()
     expanded = nodes = 0
+    key_anchor = None
     max_depth, max_alias, max_nodes, max_items = limits.max_depth, limits.max_alias_nodes, limits.max_nodes, limits.max_items
     scalar_t, alias_t = yaml.ScalarEvent, yaml.AliasEvent
     starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
@@ -214,6 +217,14 @@ def _walk(text: str, display: str, limits: Limits, find_list: tuple[int, int] | 
                         return _path(stack), len(stack) + 1, nodes
                     stack.append(_Frame(kind is yaml.MappingStartEvent, event.anchor))
                     continue
+                if find_key is not None:
+                    here = (event.start_mark.line, event.start_mark.column) == find_key
+                    if here and not key_position and event.anchor:  # the key is an alias to this value
+                        key_anchor = event.anchor
+                    elif here or (key_position and kind is alias_t and event.anchor == key_anchor):
+                        head = _path(stack)
+                        key = event.value if kind is scalar_t else f"*{event.anchor}"
+                        return f"{head}.{key}" if head else key
                 if kind is scalar_t:
                     size = 1
                     nodes += 1
@@ -278,6 +289,10 @@ def _finite_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     return value
 
 
+class _KeyNotText(yaml.constructor.ConstructorError):
+    """A mapping key that is a number, boolean or null: found while building, its key path after."""
+
+
 def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
     if not isinstance(node, yaml.MappingNode):  # `!!map [a]`: refused, not a TypeError
         raise yaml.constructor.ConstructorError(None, None, f"expected a mapping, but found {node.id}",
@@ -290,9 +305,8 @@ def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool 
         if key in seen:
             raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         if not isinstance(key, str):
-            raise yaml.constructor.ConstructorError(
-                None, None, f"key {key_node.value!r} must be a string (quote it: \"{key_node.value}\")",
-                key_node.start_mark)
+            raise _KeyNotText(None, None, f"key {key_node.value!r} must be a string (quote it: \"{key_node.value}\")",
+                              key_node.start_mark)
         seen.add(key)
     loader.flatten_mapping(node)
     return loader.construct_mapping(node, deep)
@@ -601,6 +615,14 @@ def _load_checked(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> l
                 docs.append(Document(loader.construct_document(node), node.start_mark.line + 1))
         finally:
             loader.dispose()
+    except _KeyNotText as err:  # the constructor knows no key path: one more walk finds it
+        mark = err.problem_mark
+        try:
+            path = _walk(text, display, limits, find_key=(mark.line, mark.column)) or ""
+        except (UnsafeInput, yaml.YAMLError):  # pragma: no cover - the same text passed the walk before
+            path = ""
+        raise UnsafeInput(f"malformed YAML: {err.problem}", origin=display, line=mark.line + 1,
+                          column=mark.column + 1, path=path) from None
     except yaml.YAMLError as err:
         raise _yaml_error(err, display) from None
     except UnsafeInput:
