@@ -160,3 +160,17 @@ def pod_list(count: int) -> str:
     item = ('{apiVersion: v1, kind: Pod, metadata: {name: p%d, namespace: default}, spec: {containers: '
             '[{name: a, resources: {requests: {cpu: 10m}}}]}}')
     return "apiVersion: v1\nkind: List\nitems:\n" + "".join(f"- {item % i}\n" for i in range(count))
+
+
+def block_pod_list(count: int) -> str:
+    """The same List in block style, as `kubectl get pods -o yaml` writes it (about 170 bytes a pod)."""
+    item = ("- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p%d\n    namespace: default\n  spec:\n"
+            "    containers:\n    - name: a\n      resources:\n        requests:\n          cpu: 10m\n")
+    return "apiVersion: v1\nkind: List\nitems:\n" + "".join(item % i for i in range(count))
+
+
+def flow_pod_list(count: int) -> str:
+    """The same List as one flow sequence (`items: [{...}, {...}]`): no line marks an item."""
+    item = ('{apiVersion: v1, kind: Pod, metadata: {name: p%d, namespace: default}, spec: {containers: '
+            '[{name: a, resources: {requests: {cpu: 10m}}}]}}')
+    return "apiVersion: v1\nkind: List\nitems: [\n" + ",\n".join(item % i for i in range(count)) + "]\n"

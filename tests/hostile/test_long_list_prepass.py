@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from provisioner import safeyaml
 from provisioner.safeyaml import Limits, UnsafeInput, _load_checked, _refuse_long_block_list, load_documents
-from tests.hostile.corpus import pod_list
+from tests.hostile.corpus import block_pod_list, flow_pod_list, pod_list
 
 # Items as written at column 0; several are built to fool a line-based count (a quoted or flow
 # value spanning lines whose next line starts `- `), others to hit a rule the checked reader
@@ -56,13 +56,22 @@ def _no_readers(monkeypatch):
     monkeypatch.setattr(safeyaml, "_load_checked", fail)
 
 
-def test_a_pod_list_over_the_limit_is_refused_without_building_an_item(monkeypatch):
-    text, limits = pod_list(60), Limits(max_items=50)
+@pytest.mark.parametrize("make,where", [(pod_list, "54:3"), (block_pod_list, "554:3")])
+def test_a_pod_list_over_the_limit_is_refused_without_building_an_item(monkeypatch, make, where):
+    text, limits = make(60), Limits(max_items=50)
     expected = str(pytest.raises(UnsafeInput, _load_checked, text, "pods.yaml", limits).value)
     _no_readers(monkeypatch)
     with pytest.raises(UnsafeInput) as refused:
         load_documents(text, "pods.yaml", limits)
-    assert str(refused.value) == expected == "pods.yaml:54:3: items[50]: a list of more than 50 items; refused"
+    assert str(refused.value) == expected == f"pods.yaml:{where}: items[50]: a list of more than 50 items; refused"
+
+
+def test_a_flow_sequence_is_left_to_the_readers():
+    """No line marks a flow sequence's items: the pre-pass proves nothing, the readers refuse it."""
+    text, limits = flow_pod_list(60), Limits(max_items=50)
+    _refuse_long_block_list(text, "pods.yaml", limits)
+    assert "items[50]: a list of more than 50 items" in str(
+        pytest.raises(UnsafeInput, load_documents, text, "pods.yaml", limits).value)
 
 
 @pytest.mark.parametrize("column,head", [(0, "items:\n"), (2, "items:\n"), (4, "spec:\n  list:\n"), (0, "")])
