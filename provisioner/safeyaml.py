@@ -13,7 +13,10 @@ anything is built from it:
   document is refused at once, even when the bomb sits under a key nothing reads; an alias to a
   collection still being parsed (a cycle) is refused;
 - tags: only the JSON-compatible core tags; `!!set`, `!!binary`, `!!python/...` are refused;
-- keys: duplicate keys are refused (PyYAML would keep the last silently), and keys must be strings;
+- items: a list or mapping of more than `Limits.max_items` entries is refused at the entry too many;
+  a block list over it is refused before anything is built (provisioner.listlimit, proved in C);
+- keys: duplicate keys are refused (PyYAML would keep the last silently), and keys must be strings
+  (a number, boolean or null key is refused with its key path);
 - values: unquoted dates stay the text written (`2024-01-01`), never a `datetime` that JSON cannot hold;
   `.nan`/`.inf` are refused.
 
@@ -21,12 +24,9 @@ Limits are deliberate and documented (README "Input limits"); callers may raise 
 """
 from __future__ import annotations
 
-import bisect
 import codecs
 import json
 import math
-import re
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -34,10 +34,8 @@ import yaml
 
 try:  # libyaml parses several times faster; its parser is iterative, so the depth check holds
     _Parser = yaml.CSafeLoader
-    from yaml._yaml import CParser as _RawParser  # raw_parse(): libyaml's events counted in C
-except (AttributeError, ImportError):  # pragma: no cover - depends on how PyYAML was built
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Parser = yaml.SafeLoader
-    _RawParser = None
 
 MiB = 2**20
 
@@ -166,10 +164,10 @@ def _path(stack: list[_Frame]) -> str:
 def check_events(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> None:
     """Walk the parser's events once: depth, tags, complex keys, node count and alias expansion,
     with no node composed. Raises UnsafeInput naming line, column and key path."""
-    _walk(text, display, limits)
+    walk_events(text, display, limits)
 
 
-def _walk(text: str, display: str, limits: Limits, find_list: tuple[int, int] | None = None,
+def walk_events(text: str, display: str, limits: Limits, find_list: tuple[int, int] | None = None,
           find_key: tuple[int, int] | None = None) -> Any:
     """check_events' walk. With `find_list` (0-based line, column) it stops at the block list that
     starts there and returns (key path of its parent, stack depth with the list, values so far);
@@ -490,110 +488,11 @@ def _plain_path(stack: list[list]) -> str:
     return out
 
 
-# --- a block list over the item limit, refused before anything is built ------------------------
-#
-# Every event the readers above see costs Python about a microsecond: a List of 100,001 pods is
-# 3.1 million events, seconds and hundreds of MiB built before its refusal. A block list's items
-# are lines that begin `- ` at one column, which the text shows at C speed; what the text does not
-# show is whether such a line is really an item (it may sit inside a quoted or flow scalar that
-# spans lines). So the lines only nominate; the refusal rests on proof, and where a step cannot
-# be proved this gives up and the readers above decide as before (slower, never differently):
-# - the list starts at the first nominated line (the checked walk over the text before it finds a
-#   list starting there, with its key path and depth, and refuses nothing before it);
-# - each item's lines (up to the next nominated line) parse alone with libyaml (`raw_parse`, in C:
-#   no Python object per event), and every other line of it is more indented, blank or a comment
-#   at that column: so no quote or bracket stays open into the next item, and each nominated line
-#   is an item of the same list;
-# - nothing the checked walk refuses sooner can sit before the item too many: no tag (`!`), alias
-#   (`*`), explicit or collection key (`?`, `]:`, `}:`), line break other than `\n`, and each item
-#   has too few events to nest past the depth limit or hold a list or mapping over the limits.
-# The refusal then says what check_events says at that item: same line, column, path and words.
-
-_ENTRY = re.compile(r"\n( *)-(?=[ \n])")
-_FIRST_ENTRY = re.compile(r"( *)-(?=[ \n])")
-_REFUSED_SOONER = ("!", "*", "?", "\r", "\x85", "\u2028", "\u2029", "\ufeff", "]:", "}:")
-_COLLECTION_KEY = re.compile(r"[\]}][ \t]+:")  # `[a] : b`; `[a]: b` is in _REFUSED_SOONER
-_NOT_AN_ITEM_START = frozenset("\n\t#,]}:?!*%@`")  # a comment, an indicator, or an error at the item
-
-
-def _refuse_long_block_list(text: str, display: str, limits: Limits) -> None:
-    """Raise UnsafeInput when a block list provably holds more than `max_items` items."""
-    most = limits.max_items
-    if _RawParser is None or text.count("-") <= most:  # each block item needs a `-`
-        return
-    first = _FIRST_ENTRY.match(text)
-    counts = Counter(map(len, _ENTRY.findall(text)))
-    if first:
-        counts[len(first.group(1))] += 1
-    for column in sorted(c for c, n in counts.items() if n >= most + 2):
-        _refuse_at_column(text, display, limits, column, first is not None and len(first.group(1)) == column)
-
-
-def _refuse_at_column(text: str, display: str, limits: Limits, column: int, at_start: bool) -> None:
-    most = limits.max_items
-    entries = ([0] if at_start else []) + [m.start() + 1 for m in re.finditer(rf"\n {{{column}}}-(?=[ \n])", text)]
-    # A line that is neither an item at this column nor more indented ends a run of items (blank
-    # lines and comments at the column do not). Each search scans on from where the last ended.
-    ends = re.compile(rf"\n(?: {{0,{column - 1}}}[^ \n]| {{{column}}}(?:[^ \n#-]|-[^ \n]))" if column else
-                      r"\n(?:[^ \n#-]|-[^ \n])")
-    index = 0
-    while index + most + 1 < len(entries):
-        end = ends.search(text, entries[index], entries[index + most + 1])
-        if end is None:
-            _refuse_run(text, display, limits, column, entries[index:index + most + 2])
-            end = ends.search(text, entries[index])  # not proved: on to the next run
-            if end is None:
-                return
-        index = bisect.bisect_left(entries, end.start() + 1)
-
-
-def _refuse_run(text: str, display: str, limits: Limits, column: int, items: list[int]) -> None:
-    most = limits.max_items
-    # str.find per needle runs at memchr speed; one regex over the whole region is several times slower.
-    begin, end = items[0], items[most]
-    if any(text.find(needle, begin, end) >= 0 for needle in _REFUSED_SOONER):
-        return
-    if (text.find(" :", begin, end) >= 0 or text.find("\t:", begin, end) >= 0) and \
-            _COLLECTION_KEY.search(text, begin, end):
-        return
-    start = items[most] + column + 1  # the item too many: where its node starts (after `- `)
-    while text[start] == " ":
-        start += 1
-    if text[start] in _NOT_AN_ITEM_START:
-        return
-    line = text.count("\n", 0, items[0])
-    try:
-        found = _walk(text[:items[1]], display, limits, find_list=(line, column))
-    except (UnsafeInput, yaml.YAMLError):
-        return
-    if found is None:
-        return
-    parent_path, depth, nodes = found
-    # Events of one item alone: stream, document and list start and end (6), or 9 in `x:` at column.
-    wrap, framing = ("x:\n", 9) if column else ("", 6)
-    budget = min(most, 2 * (limits.max_depth - depth))  # collections in an item <= its events / 2
-    nodes_left = limits.max_nodes - nodes
-    source: str | bytes = text
-    if text.isascii():  # the same offsets, and libyaml reads bytes without an encoding step
-        source, wrap = text.encode(), wrap.encode()
-    try:
-        for begin, end in zip(items, items[1:]):
-            events = _RawParser(wrap + source[begin:end] if wrap else source[begin:end]).raw_parse() - framing
-            if events > budget:
-                return
-            nodes_left -= events
-    except yaml.YAMLError:
-        return
-    if nodes_left < 0:
-        return
-    where = text.count("\n", 0, items[most])
-    raise UnsafeInput(f"a list of more than {most:,} items; refused", origin=display, line=where + 1,
-                      column=start - items[most] + 1, path=f"{parent_path}[{most}]")
-
-
 def load_documents(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> list[Document]:
     """Every document of a YAML stream, checked first, then built."""
-    _refuse_long_block_list(text, display, limits)
+    from .listlimit import refuse_long_block_list  # it walks with this module's checks
+
+    refuse_long_block_list(text, display, limits)
     try:
         docs = _load_plain(text, limits)
     except _ListTooLong as err:
@@ -618,7 +517,7 @@ def _load_checked(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> l
     except _KeyNotText as err:  # the constructor knows no key path: one more walk finds it
         mark = err.problem_mark
         try:
-            path = _walk(text, display, limits, find_key=(mark.line, mark.column)) or ""
+            path = walk_events(text, display, limits, find_key=(mark.line, mark.column)) or ""
         except (UnsafeInput, yaml.YAMLError):  # pragma: no cover - the same text passed the walk before
             path = ""
         raise UnsafeInput(f"malformed YAML: {err.problem}", origin=display, line=mark.line + 1,
