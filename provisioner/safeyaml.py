@@ -168,7 +168,7 @@ def check_events(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> No
 
 
 def walk_events(text: str, display: str, limits: Limits, find_list: tuple[int, int] | None = None,
-          find_key: tuple[int, int] | None = None) -> Any:
+                find_key: tuple[int, int] | None = None) -> Any:
     """check_events' walk. With `find_list` (0-based line, column) it stops at the block list that
     starts there and returns (key path of its parent, stack depth with the list, values so far);
     with `find_key`, at the mapping key written there, and returns its key path."""
