@@ -52,10 +52,12 @@ def refuse_long_block_list(text: str, display: str, limits: Limits) -> None:
     if first:
         counts[len(first.group(1))] += 1
     for column in sorted(c for c, n in counts.items() if n >= most + 2):
-        _refuse_at_column(text, display, limits, column, first is not None and len(first.group(1)) == column)
+        if _refuse_at_column(text, display, limits, column, first is not None and len(first.group(1)) == column):
+            return  # one proof attempt per file: a crafted file cannot make this pass the slow part
 
 
-def _refuse_at_column(text: str, display: str, limits: Limits, column: int, at_start: bool) -> None:
+def _refuse_at_column(text: str, display: str, limits: Limits, column: int, at_start: bool) -> bool:
+    """Raise for the first run of items at `column` long enough and proved; True when one was tried."""
     most = limits.max_items
     entries = ([0] if at_start else []) + [m.start() + 1 for m in re.finditer(rf"\n {{{column}}}-(?=[ \n])", text)]
     # A line that is neither an item at this column nor more indented ends a run of items (blank
@@ -67,10 +69,9 @@ def _refuse_at_column(text: str, display: str, limits: Limits, column: int, at_s
         end = ends.search(text, entries[index], entries[index + most + 1])
         if end is None:
             _refuse_run(text, display, limits, column, entries[index:index + most + 2])
-            end = ends.search(text, entries[index])  # not proved: on to the next run
-            if end is None:
-                return
+            return True  # not proved: the readers decide
         index = bisect.bisect_left(entries, end.start() + 1)
+    return False
 
 
 def _refuse_run(text: str, display: str, limits: Limits, column: int, items: list[int]) -> None:
