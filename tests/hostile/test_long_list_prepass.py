@@ -1,7 +1,9 @@
-"""A block list over the item limit is refused before anything is built (provisioner.listlimit
+"""A list over the item limit is refused before anything is built (provisioner.listlimit
 `refuse_long_block_list`): at C speed, with exactly the checked reader's words, and only when
 the checked reader refuses too."""
 from __future__ import annotations
+
+import json
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -57,7 +59,13 @@ def _no_readers(monkeypatch):
     monkeypatch.setattr(safeyaml, "_load_checked", fail)
 
 
-@pytest.mark.parametrize("make,where", [(pod_list, "54:3"), (block_pod_list, "554:3")])
+def _json_pods(count: int) -> str:
+    return json.dumps({"kind": "List", "items": [{"metadata": {"name": f"p{i}"}, "spec": {"containers": [
+        {"name": "a"}]}} for i in range(count)]}, indent=2)
+
+
+@pytest.mark.parametrize("make,where", [(pod_list, "54:3"), (block_pod_list, "554:3"), (flow_pod_list, "54:1"),
+                                        (_json_pods, "604:5")])
 def test_a_pod_list_over_the_limit_is_refused_without_building_an_item(monkeypatch, make, where):
     text, limits = make(60), Limits(max_items=50)
     expected = str(pytest.raises(UnsafeInput, _load_checked, text, "pods.yaml", limits).value)
@@ -67,12 +75,44 @@ def test_a_pod_list_over_the_limit_is_refused_without_building_an_item(monkeypat
     assert str(refused.value) == expected == f"pods.yaml:{where}: items[50]: a list of more than 50 items; refused"
 
 
-def test_a_flow_sequence_is_left_to_the_readers():
-    """No line marks a flow sequence's items: the pre-pass proves nothing, the readers refuse it."""
-    text, limits = flow_pod_list(60), Limits(max_items=50)
+def test_a_flow_list_on_one_line_is_left_to_the_readers():
+    """No line marks the items of `items: [{...}, {...}]`: the pre-pass proves nothing, the readers refuse it."""
+    text, limits = flow_pod_list(60).replace(",\n", ", "), Limits(max_items=50)
     refuse_long_block_list(text, "pods.yaml", limits)
     assert "items[50]: a list of more than 50 items" in str(
         pytest.raises(UnsafeInput, load_documents, text, "pods.yaml", limits).value)
+
+
+# Lines of a flow list, an item a line; several built to fool the count (two items on a line, a
+# value spanning lines, a comma in a comment or a quoted value, a pair, a plain scalar).
+FLOW_ITEMS = (
+    "{a: 1},", "[x, y],", "{name: p1, spec: {x: [1, 2]}},", "{a: 1}, {b: 2},", "{a: [1,\n  2]},", "{a: 1} # c,",
+    "{a: '}, {'},", '{a: "x,\n{b"},', "{a: 1}: b,", "{a: 1}\n,", "[a\n, b],", "{a: !t 1},", "{a: *x},",
+    "&x {a: 1},", "plain,", "{? a: 1},", "{a: [[[[[[x]]]]]]},", "{a: 1} b,", "{a: 1}", "{a: 1},,", "{a: @b},",
+    "[\n{a: 1},", "]\n- a,",
+)
+FLOW_PLAIN = ("{a: 1},", "[x],", "{b: [1, {c: d}]},")
+
+
+def _flow_document(items: list[str], column: int, head: str) -> str:
+    lines = "".join(f"{' ' * column}{item}\n" for item in items)
+    return head + "[\n" + lines + " " * column + "]\n"
+
+
+FLOW_DOCS = st.builds(_flow_document, st.lists(st.sampled_from(FLOW_PLAIN * 3 + FLOW_ITEMS), min_size=1,
+                                               max_size=12),
+                      st.sampled_from((0, 2, 4)), st.sampled_from(("", "items: ", "spec:\n  list: ")))
+
+
+@settings(max_examples=300, deadline=None)
+@given(FLOW_DOCS, LIMITS)
+def test_prepass_on_flow_lists_refuses_only_what_the_checked_reader_refuses_in_its_words(text, limits):
+    try:
+        refuse_long_block_list(text, "x.yaml", limits)
+    except UnsafeInput as fast:
+        with pytest.raises(UnsafeInput) as checked:
+            _load_checked(text, "x.yaml", limits)
+        assert str(fast) == str(checked.value)
 
 
 @pytest.mark.parametrize("column,head", [(0, "items:\n"), (2, "items:\n"), (4, "spec:\n  list:\n"), (0, "")])
