@@ -49,7 +49,7 @@ _COLLECTION_KEY = re.compile(r"[\]}][ \t]+:")  # `[a] : b`; `[a]: b` is in _REFU
 _NOT_AN_ITEM_START = frozenset("\n\t#,]}:?!*%@`")  # a comment, an indicator, or an error at the item
 
 
-def refuse_long_block_list(text: str, display: str, limits: Limits) -> None:
+def refuse_long_list(text: str, display: str, limits: Limits) -> None:
     """Raise UnsafeInput when a list provably holds more than `max_items` items: a block list, or
     a flow list written an item a line."""
     most = limits.max_items

@@ -14,7 +14,8 @@ anything is built from it:
   collection still being parsed (a cycle) is refused;
 - tags: only the JSON-compatible core tags; `!!set`, `!!binary`, `!!python/...` are refused;
 - items: a list or mapping of more than `Limits.max_items` entries is refused at the entry too many;
-  a block list over it is refused before anything is built (provisioner.listlimit, proved in C);
+  a list over it is refused before anything is built when each item begins a line (provisioner.listlimit,
+  proved in C);
 - keys: duplicate keys are refused (PyYAML would keep the last silently), and keys must be strings
   (a number, boolean or null key is refused with its key path);
 - values: unquoted dates stay the text written (`2024-01-01`), never a `datetime` that JSON cannot hold;
@@ -490,9 +491,9 @@ def _plain_path(stack: list[list]) -> str:
 
 def load_documents(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> list[Document]:
     """Every document of a YAML stream, checked first, then built."""
-    from .listlimit import refuse_long_block_list  # it walks with this module's checks
+    from .listlimit import refuse_long_list  # it walks with this module's checks
 
-    refuse_long_block_list(text, display, limits)
+    refuse_long_list(text, display, limits)
     try:
         docs = _load_plain(text, limits)
     except _ListTooLong as err:

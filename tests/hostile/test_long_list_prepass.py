@@ -1,5 +1,5 @@
 """A list over the item limit is refused before anything is built (provisioner.listlimit
-`refuse_long_block_list`): at C speed, with exactly the checked reader's words, and only when
+`refuse_long_list`): at C speed, with exactly the checked reader's words, and only when
 the checked reader refuses too."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from provisioner import safeyaml
-from provisioner.listlimit import refuse_long_block_list
+from provisioner.listlimit import refuse_long_list
 from provisioner.safeyaml import Limits, UnsafeInput, _load_checked, load_documents
 from tests.hostile.corpus import block_pod_list, flow_pod_list, pod_list
 
@@ -45,7 +45,7 @@ LIMITS = st.builds(Limits, max_items=st.integers(1, 4), max_depth=st.sampled_fro
 @given(DOCS, LIMITS)
 def test_prepass_refuses_only_what_the_checked_reader_refuses_in_its_words(text, limits):
     try:
-        refuse_long_block_list(text, "x.yaml", limits)
+        refuse_long_list(text, "x.yaml", limits)
     except UnsafeInput as fast:
         with pytest.raises(UnsafeInput) as checked:
             _load_checked(text, "x.yaml", limits)
@@ -78,7 +78,7 @@ def test_a_pod_list_over_the_limit_is_refused_without_building_an_item(monkeypat
 def test_a_flow_list_on_one_line_is_left_to_the_readers():
     """No line marks the items of `items: [{...}, {...}]`: the pre-pass proves nothing, the readers refuse it."""
     text, limits = flow_pod_list(60).replace(",\n", ", "), Limits(max_items=50)
-    refuse_long_block_list(text, "pods.yaml", limits)
+    refuse_long_list(text, "pods.yaml", limits)
     assert "items[50]: a list of more than 50 items" in str(
         pytest.raises(UnsafeInput, load_documents, text, "pods.yaml", limits).value)
 
@@ -108,7 +108,7 @@ FLOW_DOCS = st.builds(_flow_document, st.lists(st.sampled_from(FLOW_PLAIN * 3 + 
 @given(FLOW_DOCS, LIMITS)
 def test_prepass_on_flow_lists_refuses_only_what_the_checked_reader_refuses_in_its_words(text, limits):
     try:
-        refuse_long_block_list(text, "x.yaml", limits)
+        refuse_long_list(text, "x.yaml", limits)
     except UnsafeInput as fast:
         with pytest.raises(UnsafeInput) as checked:
             _load_checked(text, "x.yaml", limits)
@@ -132,7 +132,7 @@ def test_block_lists_at_any_column_are_refused_in_the_checked_words(monkeypatch,
 ])
 def test_lines_that_only_look_like_items_are_never_counted(text):
     limits = Limits(max_items=2)
-    refuse_long_block_list(text, "x.yaml", limits)  # no refusal: two items
+    refuse_long_list(text, "x.yaml", limits)  # no refusal: two items
     assert len(load_documents(text, "x.yaml", limits)[0].value["items"]) == 2
 
 
