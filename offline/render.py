@@ -23,17 +23,20 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pulumi
 import yaml
 
 from components.config import ConfigError, build_platform, read_stack_files
 from components.config.loader import RawStack
 
-from . import placeholders
 from .cost import cost_report, summary_line
-from .monitor import UNKNOWN, Capture, run
+
+if TYPE_CHECKING:
+    from .monitor import Capture
+
+# The Pulumi SDK (and the mock monitor and placeholders built on it) is imported where it is used,
+# once the config has passed: a refused stack file is reported without first paying for pulumi and grpc.
 
 SECRET_PLACEHOLDER = "PLACEHOLDER-SECRET-NOT-DECRYPTED-OFFLINE"
 
@@ -60,6 +63,8 @@ def render_stack(project_dir: Path, stack: str, preview: bool = False) -> Captur
     raw = read_stack_files(project_dir, stack)
     platform = build_platform(project_dir, raw)
     config, secret_keys = cli_config(raw)
+    from . import placeholders
+    from .monitor import run
     mocks = placeholders.PlaceholderMocks(platform.settings.cluster.region, preview=preview)
     if str(project_dir) not in sys.path:
         sys.path.insert(0, str(project_dir))
@@ -80,6 +85,8 @@ def _manifest_file(manifest: dict[str, Any], taken: set[str]) -> str:
 
 def _policy_documents(capture: Capture) -> dict[str, Any]:
     """Every IAM policy document the stack declares, by file name."""
+    from .monitor import UNKNOWN
+
     documents: dict[str, Any] = {}
     fields = {
         "aws:iam/policy:Policy": ("policy", ""),
@@ -146,6 +153,12 @@ def _quiet_loop_teardown(unraisable) -> None:
     sys.__unraisablehook__(unraisable)
 
 
+def _pulumi_run_error() -> type[Exception]:
+    import pulumi
+
+    return pulumi.RunError
+
+
 def main(argv: list[str] | None = None) -> int:
     sys.unraisablehook = _quiet_loop_teardown
     parser = argparse.ArgumentParser(prog="python -m offline.render", description=__doc__.splitlines()[0])
@@ -166,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {issue}", file=sys.stderr)
         print(f"{len(err.issues)} config error(s); nothing rendered ({out_dir} untouched).", file=sys.stderr)
         return 2
-    except pulumi.RunError as err:
+    except _pulumi_run_error() as err:  # evaluated only when an error gets this far
         # What the program refuses once it sees the (placeholder) account, e.g. no subnet found.
         print(f"error: {err}", file=sys.stderr)
         print(f"nothing rendered ({out_dir} untouched).", file=sys.stderr)
@@ -177,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: cannot write {out_dir}: {err.strerror or err}", file=sys.stderr)
         return 2
     how = "as `pulumi preview` sees it" if args.preview else "offline"
+    from . import placeholders
     print(f"Rendered stack {args.stack!r} {how} (placeholder AWS facts, account {placeholders.ACCOUNT_ID}):")
     width = max(map(len, counts), default=0)
     for type_token, count in sorted(counts.items()):
@@ -189,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Wrote {shown}/resources.json, outputs.json, cost.json, manifests/ ({len(list((out_dir / 'manifests').iterdir()))} files), "
           f"iam/ ({len(list((out_dir / 'iam').iterdir()))} files)")
     if args.preview:
+        from .monitor import UNKNOWN
+
         unknown = unknown_paths(capture)
         print(f"Unknown until applied ({UNKNOWN}): {sum(map(len, unknown.values()))} value(s) in {len(unknown)} resource(s).")
     status = _upstream_checks(capture)
@@ -202,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def unknown_paths(capture: Capture) -> dict[str, list[str]]:
     """Per resource name, the input paths still unknown (`spec.template.spec.containers[0].image`)."""
+    from .monitor import UNKNOWN
+
     def walk(value: Any, path: str):
         if value == UNKNOWN:
             yield path

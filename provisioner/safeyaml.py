@@ -13,7 +13,11 @@ anything is built from it:
   document is refused at once, even when the bomb sits under a key nothing reads; an alias to a
   collection still being parsed (a cycle) is refused;
 - tags: only the JSON-compatible core tags; `!!set`, `!!binary`, `!!python/...` are refused;
-- keys: duplicate keys are refused (PyYAML would keep the last silently), and keys must be strings;
+- items: a list or mapping of more than `Limits.max_items` entries is refused at the entry too many;
+  a list over it is refused before anything is built when each item begins a line (provisioner.listlimit,
+  proved in C);
+- keys: duplicate keys are refused (PyYAML would keep the last silently), and keys must be strings
+  (a number, boolean or null key is refused with its key path);
 - values: unquoted dates stay the text written (`2024-01-01`), never a `datetime` that JSON cannot hold;
   `.nan`/`.inf` are refused.
 
@@ -161,11 +165,20 @@ def _path(stack: list[_Frame]) -> str:
 def check_events(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> None:
     """Walk the parser's events once: depth, tags, complex keys, node count and alias expansion,
     with no node composed. Raises UnsafeInput naming line, column and key path."""
+    walk_events(text, display, limits)
+
+
+def walk_events(text: str, display: str, limits: Limits, find_list: tuple[int, int] | None = None,
+                find_key: tuple[int, int] | None = None) -> Any:
+    """check_events' walk. With `find_list` (0-based line, column) it stops at the block list that
+    starts there and returns (key path of its parent, stack depth with the list, values so far);
+    with `find_key`, at the mapping key written there, and returns its key path."""
     loader = _Parser(text)
     stack: list[_Frame] = []
     sizes: dict[str, int] = {}
     open_anchors: set[str] = set()
     expanded = nodes = 0
+    key_anchor = None
     max_depth, max_alias, max_nodes, max_items = limits.max_depth, limits.max_alias_nodes, limits.max_nodes, limits.max_items
     scalar_t, alias_t = yaml.ScalarEvent, yaml.AliasEvent
     starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
@@ -193,11 +206,24 @@ def check_events(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> No
                         raise refuse("a key must be a string, not a mapping or list", event)
                     if len(stack) >= max_depth:
                         raise refuse(f"nested deeper than {max_depth} levels; refused", event)
+                    if top is not None and not top.mapping and top.index >= max_items:
+                        raise refuse(f"a list of more than {max_items:,} items; refused", event)
                     nodes += 1
                     if event.anchor:
                         open_anchors.add(event.anchor)
+                    if find_list is not None and kind is yaml.SequenceStartEvent and \
+                            (event.start_mark.line, event.start_mark.column) == find_list:
+                        return _path(stack), len(stack) + 1, nodes
                     stack.append(_Frame(kind is yaml.MappingStartEvent, event.anchor))
                     continue
+                if find_key is not None:
+                    here = (event.start_mark.line, event.start_mark.column) == find_key
+                    if here and not key_position and event.anchor:  # the key is an alias to this value
+                        key_anchor = event.anchor
+                    elif here or (key_position and kind is alias_t and event.anchor == key_anchor):
+                        head = _path(stack)
+                        key = event.value if kind is scalar_t else f"*{event.anchor}"
+                        return f"{head}.{key}" if head else key
                 if kind is scalar_t:
                     size = 1
                     nodes += 1
@@ -218,6 +244,8 @@ def check_events(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> No
                 if nodes > max_nodes:
                     raise refuse(f"more than {max_nodes:,} values in one file; refused", event)
                 if top is not None:
+                    if not top.mapping and top.index >= max_items:  # at the start of the item too many
+                        raise refuse(f"a list of more than {max_items:,} items; refused", event)
                     top.size += size
                     top.index += 1
                     if top.mapping:
@@ -225,8 +253,6 @@ def check_events(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> No
                         top.expect_key = not top.expect_key
                         if top.index > 2 * max_items:
                             raise refuse(f"a mapping of more than {max_items:,} keys; refused", event)
-                    elif top.index > max_items:
-                        raise refuse(f"a list of more than {max_items:,} items; refused", event)
             elif kind in ends:
                 frame = stack.pop()
                 if frame.anchor:
@@ -243,12 +269,11 @@ def check_events(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> No
                         top.expect_key = not top.expect_key
                         if top.index > 2 * max_items:
                             raise refuse(f"a mapping of more than {max_items:,} keys; refused", event)
-                    elif top.index > max_items:
-                        raise refuse(f"a list of more than {max_items:,} items; refused", event)
             elif kind is yaml.DocumentStartEvent:
                 sizes.clear()
     finally:
         loader.dispose()
+    return None
 
 
 def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
@@ -263,6 +288,10 @@ def _finite_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     return value
 
 
+class _KeyNotText(yaml.constructor.ConstructorError):
+    """A mapping key that is a number, boolean or null: found while building, its key path after."""
+
+
 def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
     if not isinstance(node, yaml.MappingNode):  # `!!map [a]`: refused, not a TypeError
         raise yaml.constructor.ConstructorError(None, None, f"expected a mapping, but found {node.id}",
@@ -275,9 +304,8 @@ def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool 
         if key in seen:
             raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         if not isinstance(key, str):
-            raise yaml.constructor.ConstructorError(
-                None, None, f"key {key_node.value!r} must be a string (quote it: \"{key_node.value}\")",
-                key_node.start_mark)
+            raise _KeyNotText(None, None, f"key {key_node.value!r} must be a string (quote it: \"{key_node.value}\")",
+                              key_node.start_mark)
         seen.add(key)
     loader.flatten_mapping(node)
     return loader.construct_mapping(node, deep)
@@ -381,6 +409,8 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
                     if anchor in anchors or anchor in open_anchors:
                         return None
                     open_anchors.add(anchor)
+                if stack and not stack[-1][1] and stack[-1][3] >= max_items:
+                    raise _ListTooLong(event, _plain_path(stack))
                 if not stack:
                     line = event.start_mark.line + 1
                 stack.append([{} if kind is mapping_t else [], kind is mapping_t, _UNSET, 0, 1, anchor])
@@ -413,6 +443,11 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
                 docs.append(Document(value, line))
                 continue
             top = stack[-1]
+            if not top[1] and top[3] >= max_items:
+                # Refused here, as check_events words it (at the item too many; a collection
+                # item at its start, above): handing a 100,000-item list to the checked path
+                # would parse it all a second time.
+                raise _ListTooLong(event, _plain_path(stack))
             top[3] += 1
             top[4] += size
             if top[1]:
@@ -426,10 +461,6 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
                     top[0][top[2]] = value
                     top[2] = _UNSET
             else:
-                if top[3] > max_items:
-                    # Refused here, as check_events words it: handing a 100,000-item list to the
-                    # checked path would parse it all a second time.
-                    raise _ListTooLong(event, _plain_path(stack))
                 top[0].append(value)
     except _ListTooLong:
         raise
@@ -460,6 +491,9 @@ def _plain_path(stack: list[list]) -> str:
 
 def load_documents(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> list[Document]:
     """Every document of a YAML stream, checked first, then built."""
+    from .listlimit import refuse_long_list  # it walks with this module's checks
+
+    refuse_long_list(text, display, limits)
     try:
         docs = _load_plain(text, limits)
     except _ListTooLong as err:
@@ -481,6 +515,14 @@ def _load_checked(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> l
                 docs.append(Document(loader.construct_document(node), node.start_mark.line + 1))
         finally:
             loader.dispose()
+    except _KeyNotText as err:  # the constructor knows no key path: one more walk finds it
+        mark = err.problem_mark
+        try:
+            path = walk_events(text, display, limits, find_key=(mark.line, mark.column)) or ""
+        except (UnsafeInput, yaml.YAMLError):  # pragma: no cover - the same text passed the walk before
+            path = ""
+        raise UnsafeInput(f"malformed YAML: {err.problem}", origin=display, line=mark.line + 1,
+                          column=mark.column + 1, path=path) from None
     except yaml.YAMLError as err:
         raise _yaml_error(err, display) from None
     except UnsafeInput:

@@ -90,14 +90,21 @@ def kubelet_refuses(key: str) -> str | None:
             f"(only its well-known labels and the node.kubernetes.io and kubelet.kubernetes.io namespaces)")
 
 
-def known_values(key: str, values: Iterable[str]) -> str | None:
-    """Values Karpenter does not know for a key with a known set (capacity type, tenancy)."""
+def known_values(key: str, values: Iterable[str], min_values: int | None = None) -> str | None:
+    """Karpenter's validateWellKnownValues for a key with a known set (capacity type, tenancy),
+    which the caller applies under operator In only: refused when no value is known, or fewer
+    known values than minValues; unknown values beside a known one are accepted (Karpenter logs
+    them and goes on with the known ones)."""
     known = KNOWN_VALUES.get(key)
     if known is None:
         return None
-    unknown = [v for v in values if v not in known]
-    if unknown:
-        return f"{', '.join(map(repr, unknown))} not valid for {key}; use {', '.join(sorted(known))}"
+    values = list(values)
+    valid = [v for v in values if v in known]
+    if not valid:
+        return f"{', '.join(map(repr, values))} not valid for {key}; use {', '.join(sorted(known))}"
+    if min_values is not None and len(valid) < min_values:
+        return (f"minValues {min_values} needs as many values Karpenter knows for {key} "
+                f"({', '.join(sorted(known))}); only {', '.join(map(repr, valid))} of these")
     return None
 
 

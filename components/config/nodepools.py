@@ -85,7 +85,7 @@ class Requirement(Model):
     @model_validator(mode="after")
     def _karpenter_accepts(self) -> Requirement:
         problem = (int64_value(self.values[0]) if self.operator in ("Gt", "Lt", "Gte", "Lte") else None) or (
-            known_values(self.key, self.values) if self.operator == "In" else None) or (
+            known_values(self.key, self.values, self.min_values) if self.operator == "In" else None) or (
             kubelet_refuses(self.key) if self.operator == "In" else None)
         if problem:
             raise ValueError(problem)

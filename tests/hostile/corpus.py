@@ -48,7 +48,11 @@ CONFIG_CASES = [
     ("requirement-key-list", {TEAM: team_text(requirements=[{"key": ["a"], "operator": "Exists"}])},
      [TEAM, "nodePools[0].requirements[0].key"]),
     ("requirement-not-mapping", {TEAM: team_text(requirements=[5])}, [TEAM, "nodePools[0].requirements[0]"]),
-    ("non-string-config-key", {STACK: stack_text(raw="  1: 2\n")}, [STACK, "must be a string"]),
+    ("non-string-config-key", {STACK: stack_text(raw="  1: 2\n")}, [STACK, "config.1", "must be a string"]),
+    ("collection-config-key", {STACK: stack_text(raw="  [a]: b\n")}, [STACK, "config", "must be a string"]),
+    ("flow-config-key-bool", {STACK: stack_text(raw="  karpenter-platform:tags: {true: x}\n")},
+     [STACK, "config.karpenter-platform:tags.true", "must be a string"]),
+    ("non-string-label-key", {TEAM: team_text(labels={1: "x"})}, [TEAM, "nodePools[0].labels.1", "must be a string"]),
     ("cpu-exponent", {TEAM: team_text(limits={"cpu": "1e9999999"})}, [TEAM, "nodePools[0].limits.cpu"]),
     ("negative-limit", {TEAM: team_text(limits={"cpu": "-1"})}, [TEAM, "nodePools[0].limits.cpu", "negative"]),
     ("deep-list", {TEAM: "name: web\nnodePools: " + _deep_list(1000) + "\n"}, [TEAM, "nested deeper"]),
@@ -135,6 +139,9 @@ MANIFEST_CASES = [
     ("cpu-list", _with_cpu([]), [REQ]),
     ("kind-list", yaml.safe_dump({**_deployment(), "kind": ["Deployment"]}), ["kind"]),
     ("set-tag", "apiVersion: v1\nkind: Pod\nmetadata: !!set {a, b}\n", ["tag"]),
+    ("number-label-key", "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {1: x}}\n"
+     "spec: {containers: [{name: a}]}\n", ["metadata.labels.1", "must be a string"]),
+    ("list-as-key", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {[a]: b}\n", ["spec", "must be a string"]),
     ("alias-cycle", "apiVersion: v1\nkind: List\nitems: &i [*i]\n", ["cycle"]),
     ("utf16-no-bom", yaml.safe_dump(_deployment()).encode("utf-16-le"), ["UTF-16"]),
     ("replicas-10m", yaml.safe_dump(_deployment(replicas=10_000_000)), ["spec.replicas", "--max-pods"]),
@@ -153,3 +160,17 @@ def pod_list(count: int) -> str:
     item = ('{apiVersion: v1, kind: Pod, metadata: {name: p%d, namespace: default}, spec: {containers: '
             '[{name: a, resources: {requests: {cpu: 10m}}}]}}')
     return "apiVersion: v1\nkind: List\nitems:\n" + "".join(f"- {item % i}\n" for i in range(count))
+
+
+def block_pod_list(count: int) -> str:
+    """The same List in block style, as `kubectl get pods -o yaml` writes it (about 170 bytes a pod)."""
+    item = ("- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p%d\n    namespace: default\n  spec:\n"
+            "    containers:\n    - name: a\n      resources:\n        requests:\n          cpu: 10m\n")
+    return "apiVersion: v1\nkind: List\nitems:\n" + "".join(item % i for i in range(count))
+
+
+def flow_pod_list(count: int) -> str:
+    """The same List as one flow sequence (`items: [{...}, {...}]`): no line marks an item."""
+    item = ('{apiVersion: v1, kind: Pod, metadata: {name: p%d, namespace: default}, spec: {containers: '
+            '[{name: a, resources: {requests: {cpu: 10m}}}]}}')
+    return "apiVersion: v1\nkind: List\nitems: [\n" + ",\n".join(item % i for i in range(count)) + "]\n"

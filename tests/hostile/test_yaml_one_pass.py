@@ -109,4 +109,18 @@ def test_a_list_over_the_item_limit_is_refused_in_one_pass_as_the_checked_path_w
     with pytest.raises(UnsafeInput) as mine:
         load_documents(text, "x.yaml", limits)
     assert str(mine.value) == str(checked.value)
-    assert "items[4]: a list of more than 3 items; refused" in str(mine.value)
+    assert "items[3]: a list of more than 3 items; refused" in str(mine.value)  # the 4th item, index 3
+
+
+@pytest.mark.parametrize("text,where", [
+    ("config:\n  a: 1\n  1: x\n", "x.yaml:3:3: config.1: "),
+    ("items:\n- metadata:\n    labels: {true: x}\n", "x.yaml:3:14: items[0].metadata.labels.true: "),
+    ("a: [{~: x}]\n", "x.yaml:1:6: a[0].~: "),
+    ("---\na: 1\n---\nb: [x, {!!int 5: 1}]\n", "x.yaml:4:9: b[1].5: "),
+    ("a: {b: &k 1}\nc: [x, {*k : 2}]\n", "x.yaml:1:8: c[1].*k: "),  # the line of the value, the path of the key
+])
+def test_a_key_that_is_not_text_is_refused_with_its_key_path(text, where):
+    with pytest.raises(UnsafeInput) as refused:
+        load_documents(text, "x.yaml")
+    assert str(refused.value).startswith(where)
+    assert "must be a string (quote it" in str(refused.value)
