@@ -24,11 +24,16 @@ A flow list written an item a line (`items: [` then `{...},` lines at one column
 is proved the same way: its `[` ends the line before the first item, and each item's lines, less
 their final comma (outside any comment), parse alone as `- {...}` in block context, where nothing
 may follow a flow collection: so each holds exactly one item and leaves no bracket open. A flow
-list with several items on a line is left to the readers.
+list with several items on a line is proved the same way when the document is JSON (`kubectl get
+-o json`, compact or indented): Python's JSON decoder (C) only finds where each item of a top-level
+key's array ends; the item's text then faces the same proof as above. Any other flow list (YAML on
+one line) has its items nominated by bracket depth, counted with numpy over the text's brackets and
+commas (quotes ignored: a bracket or comma in a quoted value nominates wrongly, and the proof fails).
 """
 from __future__ import annotations
 
 import bisect
+import json
 import re
 from collections import Counter
 
@@ -47,14 +52,34 @@ _FIRST_ENTRY = re.compile(r"( *)-(?=[ \n])")
 _REFUSED_SOONER = ("!", "*", "?", "\r", "\x85", "\u2028", "\u2029", "\ufeff", "]:", "}:")
 _COLLECTION_KEY = re.compile(r"[\]}][ \t]+:")  # `[a] : b`; `[a]: b` is in _REFUSED_SOONER
 _NOT_AN_ITEM_START = frozenset("\n\t#,]}:?!*%@`")  # a comment, an indicator, or an error at the item
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_json_scan = json.JSONDecoder().scan_once  # the decoder's C scanner: one value at an offset
+
+
+def _json_value(text: str, pos: int) -> tuple:
+    """(value, end offset) of the JSON value at `pos`; ValueError when there is none."""
+    try:
+        return _json_scan(text, pos)
+    except StopIteration:
+        raise ValueError(f"no JSON value at offset {pos}") from None
 
 
 def refuse_long_list(text: str, display: str, limits: Limits) -> None:
-    """Raise UnsafeInput when a list provably holds more than `max_items` items: a block list, or
-    a flow list written an item a line."""
+    """Raise UnsafeInput when a list provably holds more than `max_items` items: a block list, a
+    flow list written an item a line, an array of a JSON document, or any flow list on one line."""
     most = limits.max_items
-    if _RawParser is None or text.count("\n") <= most:  # each item begins a line here
+    if _RawParser is None:
         return
+    if text.lstrip(" \t\n\r").startswith("{"):
+        _refuse_json_array(text, display, limits)
+    if text.count("\n") > most:  # each item begins a line here
+        _refuse_by_lines(text, display, limits)
+    if text.count(",") > most and text.isascii():  # the layouts above leave only a flow list on few lines
+        _refuse_flow_by_brackets(text, display, limits)
+
+
+def _refuse_by_lines(text: str, display: str, limits: Limits) -> None:
+    most = limits.max_items
     if text.count("-") > most:  # each block item needs a `-`
         first = _FIRST_ENTRY.match(text)
         counts = Counter(map(len, _ENTRY.findall(text)))
@@ -114,6 +139,97 @@ def _refuse_flow_at_column(text: str, display: str, limits: Limits, column: int)
                    _one_flow_item(column), 6)
             return True
     return False
+
+
+def _refuse_json_array(text: str, display: str, limits: Limits) -> None:
+    """The same for an array under a key of a top-level JSON object (`{"kind": "List", "items": [...]}`,
+    on one line or indented): the decoder finds where each item ends; nothing it builds is kept."""
+    try:
+        bracket, items = _json_array_items(text, limits.max_items + 2)
+    except (ValueError, RecursionError):  # not JSON, or nested past the decoder's stack: the readers decide
+        return
+    if len(items) == limits.max_items + 2:
+        _prove(text, display, limits, items, items[limits.max_items],
+               (text.count("\n", 0, bracket), bracket - (text.rfind("\n", 0, bracket) + 1)), _one_flow_item(0), 6)
+
+
+def _json_array_items(text: str, wanted: int) -> tuple[int, list[int]]:
+    """(offset of `[`, offsets of its first `wanted` items) for the first array under a key of the
+    top-level object that has that many; (-1, []) when none has. Raises ValueError on what is not JSON."""
+    space = _JSON_SPACE.match
+    pos = space(text, text.index("{") + 1).end()
+    while text.startswith('"', pos):
+        pos = space(text, _json_value(text, pos)[1]).end()  # the key
+        if not text.startswith(":", pos):
+            raise ValueError("no colon after a key")
+        pos = space(text, pos + 1).end()
+        if text.startswith("[", pos):
+            bracket, items = pos, []
+            pos = space(text, pos + 1).end()
+            while not text.startswith("]", pos):
+                items.append(pos)
+                if len(items) == wanted:
+                    return bracket, items
+                pos = space(text, _json_value(text, pos)[1]).end()
+                if text.startswith(",", pos):
+                    pos = space(text, pos + 1).end()
+                elif not text.startswith("]", pos):
+                    raise ValueError("no comma between items")
+            pos += 1
+        else:
+            pos = _json_value(text, pos)[1]
+        pos = space(text, pos).end()
+        if not text.startswith(",", pos):
+            break
+        pos = space(text, pos + 1).end()
+    return -1, []
+
+
+def _refuse_flow_by_brackets(text: str, display: str, limits: Limits) -> None:
+    """The same for the first flow sequence (`[...]`) whose own commas number more than the limit:
+    items start after its `[` and after each comma whose innermost open bracket is that `[`."""
+    import numpy as np  # here only: the readers and most refusals never need it
+
+    most = limits.max_items
+    raw = np.frombuffer(text.encode(), dtype=np.uint8)
+    wanted = np.zeros(256, dtype=bool)
+    wanted[list(b"[]{},")] = True  # a table lookup: np.isin sorts the 28 MB first
+    marks = np.flatnonzero(wanted[raw])
+    chars = raw[marks]
+    del raw  # the text's bytes: only the brackets and commas are kept
+    opening = (chars == ord("[")) | (chars == ord("{"))
+    depth = np.cumsum(opening.astype(np.int32) - ((chars == ord("]")) | (chars == ord("}"))), dtype=np.int32)
+    commas = chars == ord(",")
+    for level in range(1, min(int(depth.max(initial=0)), limits.max_depth) + 1):
+        opens = np.flatnonzero(opening & (depth == level))
+        inside = np.flatnonzero(commas & (depth == level))
+        if len(inside) <= most or not len(opens):
+            continue
+        parent = np.searchsorted(opens, inside) - 1
+        inside, parent = inside[parent >= 0], parent[parent >= 0]
+        counts = np.bincount(parent, minlength=len(opens))
+        crowded = np.flatnonzero((counts > most) & (chars[opens] == ord("[")))
+        if not len(crowded):
+            continue
+        bracket = int(marks[opens[crowded[0]]])
+        separators = marks[inside[parent == crowded[0]][:most + 1]]
+        items = [_skip_blank(text, bracket + 1)] + [_skip_blank(text, int(c) + 1) for c in separators]
+        if len(items) == most + 2:
+            _prove(text, display, limits, items, items[most],
+                   (text.count("\n", 0, bracket), bracket - (text.rfind("\n", 0, bracket) + 1)), _flow_collection_item, 6)
+        return  # one proof attempt
+
+
+def _flow_collection_item(chunk):
+    """_one_flow_item(0), but only for an item that is a flow collection (`{...}` or `[...]`): its
+    inside is flow context wherever it stands, while a scalar or pair alone after `- ` is read in
+    block context (`- - x`, `- |`, an empty entry between two commas all parse there, not in the list)."""
+    document = _one_flow_item(0)(chunk)
+    return document if document is not None and document[2:].lstrip(" ")[:1] in ("{", "[") else None
+
+
+def _skip_blank(text: str, pos: int) -> int:
+    return _JSON_SPACE.match(text, pos).end()
 
 
 def _one_flow_item(column: int):

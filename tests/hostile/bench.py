@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from tests.harness import PROJECT_DIR
-from tests.hostile.corpus import (CONFIG_CASES, MANIFEST_CASES, STACK, TEAM, block_pod_list, flow_pod_list, pod_list,
-                                  stack_text, team_text)
+from tests.hostile.corpus import (CONFIG_CASES, MANIFEST_CASES, STACK, TEAM, block_pod_list, flow_pod_list,
+                                  json_pod_list, one_line_flow_pod_list, pod_list, stack_text, team_text)
 
 _RUNNER = """
 import sys, time, runpy
@@ -73,9 +73,12 @@ def main() -> int:
             content = pod_list(200_001) if content is None else content
             path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
             rows.append((f"simulate/{case_id}", *_run("provisioner", "simulate", "-f", str(path))))
-        # The 200,001-pod List in the other two layouts: block style (kubectl's), one flow sequence.
+        # The 200,001-pod List in the other layouts: block style (kubectl's), a flow sequence an item a
+        # line, the same on one line, compact JSON.
         for case_id, content in (("pod-list-200k-block", block_pod_list(200_001)),
-                                 ("pod-list-200k-flow-sequence", flow_pod_list(200_001))):
+                                 ("pod-list-200k-flow-sequence", flow_pod_list(200_001)),
+                                 ("pod-list-200k-flow-one-line", one_line_flow_pod_list(200_001)),
+                                 ("pod-list-200k-json-compact", json_pod_list(200_001))):
             path = base / f"manifest-{case_id}.yaml"
             path.write_text(content)
             rows.append((f"simulate/{case_id}", *_run("provisioner", "simulate", "-f", str(path))))

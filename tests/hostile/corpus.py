@@ -174,3 +174,17 @@ def flow_pod_list(count: int) -> str:
     item = ('{apiVersion: v1, kind: Pod, metadata: {name: p%d, namespace: default}, spec: {containers: '
             '[{name: a, resources: {requests: {cpu: 10m}}}]}}')
     return "apiVersion: v1\nkind: List\nitems: [\n" + ",\n".join(item % i for i in range(count)) + "]\n"
+
+
+def json_pod_list(count: int) -> str:
+    """The same List as compact JSON on one line (`kubectl get pods -o json | jq -c`)."""
+    import json
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+         "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "10m"}}}]}} for i in range(count)]},
+        separators=(",", ":"))
+
+
+def one_line_flow_pod_list(count: int) -> str:
+    """The flow sequence with every item on one line (`items: [{...}, {...}, ...]`)."""
+    return flow_pod_list(count).replace(",\n", ", ")

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from provisioner import safeyaml
 from provisioner.listlimit import refuse_long_list
 from provisioner.safeyaml import Limits, UnsafeInput, _load_checked, load_documents
-from tests.hostile.corpus import block_pod_list, flow_pod_list, pod_list
+from tests.hostile.corpus import block_pod_list, flow_pod_list, json_pod_list, one_line_flow_pod_list, pod_list
 
 # Items as written at column 0; several are built to fool a line-based count (a quoted or flow
 # value spanning lines whose next line starts `- `), others to hit a rule the checked reader
@@ -65,7 +65,7 @@ def _json_pods(count: int) -> str:
 
 
 @pytest.mark.parametrize("make,where", [(pod_list, "54:3"), (block_pod_list, "554:3"), (flow_pod_list, "54:1"),
-                                        (_json_pods, "604:5")])
+                                        (_json_pods, "604:5"), (json_pod_list, "1:7883"), (one_line_flow_pod_list, "4:6991")])
 def test_a_pod_list_over_the_limit_is_refused_without_building_an_item(monkeypatch, make, where):
     text, limits = make(60), Limits(max_items=50)
     expected = str(pytest.raises(UnsafeInput, _load_checked, text, "pods.yaml", limits).value)
@@ -75,12 +75,13 @@ def test_a_pod_list_over_the_limit_is_refused_without_building_an_item(monkeypat
     assert str(refused.value) == expected == f"pods.yaml:{where}: items[50]: a list of more than 50 items; refused"
 
 
-def test_a_flow_list_on_one_line_is_left_to_the_readers():
-    """No line marks the items of `items: [{...}, {...}]`: the pre-pass proves nothing, the readers refuse it."""
-    text, limits = flow_pod_list(60).replace(",\n", ", "), Limits(max_items=50)
-    refuse_long_list(text, "pods.yaml", limits)
-    assert "items[50]: a list of more than 50 items" in str(
-        pytest.raises(UnsafeInput, load_documents, text, "pods.yaml", limits).value)
+def test_a_flow_list_on_one_line_is_refused_without_building_an_item(monkeypatch):
+    """No line marks the items of `items: [{...}, {...}]`: bracket depth nominates them (numpy), each is proved."""
+    text, limits = one_line_flow_pod_list(60), Limits(max_items=50)
+    expected = str(pytest.raises(UnsafeInput, _load_checked, text, "pods.yaml", limits).value)
+    _no_readers(monkeypatch)
+    assert str(pytest.raises(UnsafeInput, load_documents, text, "pods.yaml", limits).value) == expected
+    assert "items[50]: a list of more than 50 items" in expected
 
 
 # Lines of a flow list, an item a line; several built to fool the count (two items on a line, a
@@ -149,3 +150,58 @@ def test_a_fault_before_the_item_too_many_is_the_one_reported(early, message):
 def test_a_list_at_the_ceiling_loads_in_full():
     text = pod_list(50)
     assert len(load_documents(text, "pods.yaml", Limits(max_items=50))[0].value["items"]) == 50
+
+
+# JSON values built to fool an item count: strings holding brackets, commas, quotes, `#`, escapes and
+# line breaks; nested arrays and objects; numbers YAML reads differently (1e3, -0).
+JSON_STRINGS = st.sampled_from(["}, {", "], [", '"', "\\", "#x", " # c", "a\nb", "x: y", "- a", "?", "*a",
+                                "!t", "{", "]:", "\t", "\u2028", "é", "", "p"])
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.sampled_from([0, -1, 1e3, 1.5, 10**20]) | JSON_STRINGS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(JSON_STRINGS, inner, max_size=3), max_leaves=8)
+JSON_DOCS = st.builds(
+    lambda head, items, layout: json.dumps({**head, "items": items}, **layout),
+    st.dictionaries(st.sampled_from(["kind", "apiVersion", "a"]), JSON_VALUES, max_size=2),
+    st.lists(JSON_VALUES, min_size=1, max_size=8),
+    st.sampled_from([{}, {"separators": (",", ":")}, {"indent": 1}, {"indent": 2, "ensure_ascii": False}]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_DOCS, LIMITS)
+def test_prepass_on_json_refuses_only_what_the_checked_reader_refuses_in_its_words(text, limits):
+    """A JSON document's arrays (`kubectl get -o json`, compact or indented) are counted by the JSON
+    decoder and each item proved by libyaml alone; a refusal is the checked reader's, word for word."""
+    try:
+        refuse_long_list(text, "x.json", limits)
+    except UnsafeInput as fast:
+        with pytest.raises(UnsafeInput) as checked:
+            _load_checked(text, "x.json", limits)
+        assert str(fast) == str(checked.value)
+
+
+def test_a_json_array_too_deep_for_the_decoder_is_left_to_the_readers():
+    text = '{"items": [' + "[" * 5000 + "]" * 5000 + ", 1, 2]}"
+    refuse_long_list(text, "x.json", Limits(max_items=1))  # RecursionError in the decoder: no proof, no crash
+    assert "nested deeper than 64 levels" in str(pytest.raises(UnsafeInput, load_documents, text, "x.json").value)
+
+
+# Items of a flow list on one line, several built to fool a bracket count: brackets and commas in
+# quoted values, a comment, pairs, plain scalars, nesting past the depth limit, syntax errors.
+ONE_LINE_ITEMS = ("{a: 1}", "[x, y]", "{name: p1, spec: {x: [1, 2]}}", "'}, {'", '"a, [b"', "{a: '],['}", "plain",
+                  "{a: 1}: b", "? a", "[[[[[[[x]]]]]]]", "{a: !t 1}", "*x", "&x [1]", "{a: 1} b", "@b", "",
+                  "{a: [1,", "2]}", "#c", "x # c", "'it''s'", "{? a: 1}", "- a", "x: y", "a: b: c", "|", ">",
+                  "'a", '"a', "%x", "a #b", "a: [b", "c]", "{a: b", "c}", "!!str", "? x: y", "a\tb", "- [x]")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(("{a: 1}", "[x]", "b") * 3 + ONE_LINE_ITEMS), min_size=1, max_size=12),
+       st.sampled_from(("", "items: ", "spec: {list: ", "- ")), st.sampled_from((", ", ",")), LIMITS)
+def test_prepass_on_one_line_flow_lists_refuses_only_what_the_checked_reader_refuses_in_its_words(
+        items, head, comma, limits):
+    text = head + "[" + comma.join(items) + "]" + ("}" if head.startswith("spec") else "") + "\n"
+    try:
+        refuse_long_list(text, "x.yaml", limits)
+    except UnsafeInput as fast:
+        with pytest.raises(UnsafeInput) as checked:
+            _load_checked(text, "x.yaml", limits)
+        assert str(fast) == str(checked.value)
