@@ -93,15 +93,21 @@ def benchmark_shape_objects(count: int, seed: int = 42) -> list:
     return objects
 
 
+def _write_inputs(folder: str, count: int) -> tuple[str, str]:
+    """(manifests, catalog) paths: `count` pods in the benchmark shape as YAML, the fake catalog as JSON."""
+    manifests, catalog = os.path.join(folder, "pods.yaml"), os.path.join(folder, "catalog.json")
+    with open(manifests, "w", encoding="utf-8") as handle:
+        yaml.safe_dump_all(benchmark_shape_objects(count), handle)
+    with open(catalog, "w", encoding="utf-8") as handle:
+        json.dump(fake_catalog(), handle)
+    return manifests, catalog
+
+
 def e2e(count: int, repeat: int) -> tuple[float, float]:
     """(median wall seconds, median CPU seconds) of `simulate -o json` in-process, stdout to a file."""
     from ..cli import main
     with tempfile.TemporaryDirectory() as tmp:
-        manifests, catalog, out = (os.path.join(tmp, n) for n in ("pods.yaml", "catalog.json", "out.json"))
-        with open(manifests, "w", encoding="utf-8") as handle:
-            yaml.safe_dump_all(benchmark_shape_objects(count), handle)
-        with open(catalog, "w", encoding="utf-8") as handle:
-            json.dump(fake_catalog(), handle)
+        (manifests, catalog), out = _write_inputs(tmp, count), os.path.join(tmp, "out.json")
         times, cpu = [], []
         for _ in range(repeat):
             with open(out, "w", encoding="utf-8") as sink, contextlib.redirect_stdout(sink):
@@ -125,11 +131,7 @@ def e2e_process(count: int, repeat: int) -> tuple[float, float]:
     import resource
     import subprocess
     with tempfile.TemporaryDirectory() as tmp:
-        manifests, catalog = os.path.join(tmp, "pods.yaml"), os.path.join(tmp, "catalog.json")
-        with open(manifests, "w", encoding="utf-8") as handle:
-            yaml.safe_dump_all(benchmark_shape_objects(count), handle)
-        with open(catalog, "w", encoding="utf-8") as handle:
-            json.dump(fake_catalog(), handle)
+        manifests, catalog = _write_inputs(tmp, count)
         command = [sys.executable, "-m", "provisioner", "simulate", "-f", manifests, "--catalog", catalog, "-o", "json"]
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         walls, cpus = [], []
@@ -181,11 +183,7 @@ def e2e_phases(count: int, repeat: int) -> dict:
     import resource
     import subprocess
     with tempfile.TemporaryDirectory() as tmp:
-        manifests, catalog = os.path.join(tmp, "pods.yaml"), os.path.join(tmp, "catalog.json")
-        with open(manifests, "w", encoding="utf-8") as handle:
-            yaml.safe_dump_all(benchmark_shape_objects(count), handle)
-        with open(catalog, "w", encoding="utf-8") as handle:
-            json.dump(fake_catalog(), handle)
+        manifests, catalog = _write_inputs(tmp, count)
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         runs = []
         for _ in range(repeat):

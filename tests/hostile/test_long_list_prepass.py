@@ -41,15 +41,20 @@ LIMITS = st.builds(Limits, max_items=st.integers(1, 4), max_depth=st.sampled_fro
                    max_nodes=st.sampled_from((12, 40, 5_000_000)))
 
 
+def _assert_same_refusal(text: str, display: str, limits: Limits) -> None:
+    """The pre-pass refuses only what the checked reader refuses, in the same words."""
+    try:
+        refuse_long_list(text, display, limits)
+    except UnsafeInput as fast:
+        with pytest.raises(UnsafeInput) as checked:
+            _load_checked(text, display, limits)
+        assert str(fast) == str(checked.value)
+
+
 @settings(max_examples=400, deadline=None)
 @given(DOCS, LIMITS)
 def test_prepass_refuses_only_what_the_checked_reader_refuses_in_its_words(text, limits):
-    try:
-        refuse_long_list(text, "x.yaml", limits)
-    except UnsafeInput as fast:
-        with pytest.raises(UnsafeInput) as checked:
-            _load_checked(text, "x.yaml", limits)
-        assert str(fast) == str(checked.value)
+    _assert_same_refusal(text, "x.yaml", limits)
 
 
 def _no_readers(monkeypatch):
@@ -108,12 +113,7 @@ FLOW_DOCS = st.builds(_flow_document, st.lists(st.sampled_from(FLOW_PLAIN * 3 + 
 @settings(max_examples=300, deadline=None)
 @given(FLOW_DOCS, LIMITS)
 def test_prepass_on_flow_lists_refuses_only_what_the_checked_reader_refuses_in_its_words(text, limits):
-    try:
-        refuse_long_list(text, "x.yaml", limits)
-    except UnsafeInput as fast:
-        with pytest.raises(UnsafeInput) as checked:
-            _load_checked(text, "x.yaml", limits)
-        assert str(fast) == str(checked.value)
+    _assert_same_refusal(text, "x.yaml", limits)
 
 
 @pytest.mark.parametrize("column,head", [(0, "items:\n"), (2, "items:\n"), (4, "spec:\n  list:\n"), (0, "")])
@@ -171,12 +171,7 @@ JSON_DOCS = st.builds(
 def test_prepass_on_json_refuses_only_what_the_checked_reader_refuses_in_its_words(text, limits):
     """A JSON document's arrays (`kubectl get -o json`, compact or indented) are counted by the JSON
     decoder and each item proved by libyaml alone; a refusal is the checked reader's, word for word."""
-    try:
-        refuse_long_list(text, "x.json", limits)
-    except UnsafeInput as fast:
-        with pytest.raises(UnsafeInput) as checked:
-            _load_checked(text, "x.json", limits)
-        assert str(fast) == str(checked.value)
+    _assert_same_refusal(text, "x.json", limits)
 
 
 def test_a_json_array_too_deep_for_the_decoder_is_left_to_the_readers():
@@ -199,9 +194,4 @@ ONE_LINE_ITEMS = ("{a: 1}", "[x, y]", "{name: p1, spec: {x: [1, 2]}}", "'}, {'",
 def test_prepass_on_one_line_flow_lists_refuses_only_what_the_checked_reader_refuses_in_its_words(
         items, head, comma, limits):
     text = head + "[" + comma.join(items) + "]" + ("}" if head.startswith("spec") else "") + "\n"
-    try:
-        refuse_long_list(text, "x.yaml", limits)
-    except UnsafeInput as fast:
-        with pytest.raises(UnsafeInput) as checked:
-            _load_checked(text, "x.yaml", limits)
-        assert str(fast) == str(checked.value)
+    _assert_same_refusal(text, "x.yaml", limits)
