@@ -77,7 +77,7 @@ class PodSpec:
     anti_affinity: tuple = ()
     anti_affinity_preferred: tuple = ()
     host_ports: tuple = ()  # tuple[HostPort]
-    volume_requirements: object = None  # Requirements from its volumes' topology (volumetopology.go), or None
+    volume_alternatives: tuple = ()  # Requirements alternatives from its volumes' topology (volumetopology.go)
     key: tuple = ()  # canonical content, so equal specs from different controllers group together
 
     @property

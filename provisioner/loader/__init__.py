@@ -14,7 +14,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ..errors import InputError
 from ..models import Inputs, VolumeClaim
-from ..scheduling.volumes import VolumeError, pod_volume_requirements
+from ..scheduling.volumes import VolumeError, pod_volume_alternatives
 from .fields import Ctx
 from .karpenter import load_node, load_nodeclaim, load_nodeclass, load_nodepool, load_overlay
 from .pods import (CONTROLLER_KINDS, MAX_PODS, check_pod_ceiling, load_controller, load_daemonset, load_pod,
@@ -277,17 +277,17 @@ def _apply_volumes(inputs: Inputs, pod_volumes, default_class) -> None:
         if bound:
             continue
         try:
-            reqs = pod_volume_requirements(claims, inputs.volumes, inputs.storage_classes)
+            alternatives = pod_volume_alternatives(claims, inputs.volumes, inputs.storage_classes)
         except VolumeError as exc:
             inputs.ignored.append((pod.name, str(exc)))
             ignored.add(pod)
             continue
-        if reqs is None:
+        if not alternatives:
             continue
-        cache_key = (id(pod.spec), repr(sorted((k, repr(r)) for k, r in reqs._reqs.items())))
+        cache_key = (id(pod.spec), repr([sorted((k, repr(r)) for k, r in reqs._reqs.items()) for reqs in alternatives]))
         spec = specs.get(cache_key)
         if spec is None:
-            spec = specs[cache_key] = replace(pod.spec, volume_requirements=reqs,
+            spec = specs[cache_key] = replace(pod.spec, volume_alternatives=alternatives,
                                               key=pod.spec.key + (cache_key[1],))
         pod.spec = spec
     if ignored:

@@ -148,6 +148,10 @@ class InflightClaims:
         state[4] = (_END, len(self.log))  # every NodeClaim rejects it
         return None
 
+    def in_order(self) -> list:
+        """The NodeClaims in the order `add` tries them (fewest pods first, then creation order)."""
+        return [self.claims[pos] for pos in self.order.tolist()]
+
     def _propose(self, variant, claim, pos: int, k: int, bulk: bool, topology, state):
         # Bulk placement may only put on `claim` the pods one-by-one placement would (see _cap);
         # capping k before proposing gives what proposing k and then the cap would.

@@ -58,7 +58,7 @@ def relax(c: Constraints, tolerate_prefer_no_schedule: bool) -> tuple[Constraint
 class Variant:
     """One relaxation level of a signature, with everything the scheduler caches per level."""
 
-    def __init__(self, sig, level: int, constraints: Constraints, vid: int):
+    def __init__(self, sig, level: int, constraints: Constraints, vid: int, volume=None):
         spec = sig.spec
         self.sig, self.level, self.constraints, self.id = sig, level, constraints, vid
         strict = Requirements.from_labels(spec.node_selector)
@@ -72,8 +72,9 @@ class Variant:
                 self.requirements.add(*constraints.required_terms[0].values())
         else:
             self.requirements = strict
-        if spec.volume_requirements is not None:  # node requirements only, not the topology's strict ones
-            self.requirements = self.requirements.merged(spec.volume_requirements)
+        if volume is not None:  # one volume topology alternative: node requirements only, not the strict ones
+            self.requirements = self.requirements.merged(volume)
+        self.volume = volume
         self.tolerations = constraints.tolerations
         self.groups: list = []  # owned topology groups, filled by the scheduler
         self.monotone = True  # every rejection of a target is final (no zonal spread / affinity)
@@ -109,6 +110,7 @@ class Signature:
     def __init__(self, spec, first_index: int, sid: int):
         self.spec, self.first_index, self.id = spec, first_index, sid
         self.variants: list = []
+        self.alternatives: list = []  # per level, a variant per volume topology alternative (when more than one)
         self.exhausted = False
         self.inverse_owned: list = []  # inverse anti-affinity groups recording where these pods land
         self.counting: list = []  # groups whose selector matches these pods

@@ -125,11 +125,15 @@ class Scheduler:
                 sig.exhausted = True
                 return None
             constraints = step[0]
-        variant = Variant(sig, level, constraints, -1)
-        self._attach_groups(variant)
-        self._share_by_shape(variant)
-        sig.variants.append(variant)
-        return variant
+        volumes = sig.spec.volume_alternatives
+        alternatives = [Variant(sig, level, constraints, -1, volume) for volume in volumes or (None,)]
+        for variant in alternatives:
+            self._attach_groups(variant)
+            self._share_by_shape(variant)
+        sig.variants.append(alternatives[0])
+        if len(alternatives) > 1:
+            sig.alternatives.append(alternatives)
+        return alternatives[0]
 
     def _share_by_shape(self, variant: Variant) -> None:
         """Pods that differ only in labels or names place alike: let them share what was learnt
@@ -200,6 +204,38 @@ class Scheduler:
             if found is not None:
                 return found
         return self._new_nodeclaim(variant, k)
+
+    def _add_alternatives(self, alternatives: list, k: int):
+        """`add` for a pod whose volumes give several topology alternatives: every target in the
+        usual order, each alternative in turn on it (CanAdd: the first that fits narrows the node),
+        in-flight NodeClaims scanned plainly. (target, proposal, error, the alternative used)."""
+        targets, topology = self.targets, self.topology
+        for i in range(self.n_existing):
+            for variant in alternatives:
+                if variant.next_alive(i) != i:
+                    continue
+                proposal = targets[i].propose(variant, k, topology)
+                if proposal.n:
+                    return targets[i], proposal, None, variant
+                if proposal.permanent:
+                    variant.kill(i)
+        for claim in self.inflight.in_order():
+            for variant in alternatives:
+                proposal = claim.propose(variant, k, topology)
+                if proposal.n:
+                    return claim, proposal, None, variant
+        if not self.templates:
+            return None, None, "; ".join(self.notes) or NO_NODEPOOLS, None
+        errors = []
+        for tpl in self.templates:
+            for variant in alternatives:  # the error of the last alternative tried, as CanAdd returns
+                why = self._template_static(variant, tpl)
+                if why is None:
+                    why, result = self._try_template(variant, tpl, k, variant.sig.request_vector)
+                    if result is not None:
+                        return result[0], result[1], None, variant
+            errors.append(f'nodepool "{tpl.name}": {why}')
+        return None, None, "; ".join(errors + self.notes), None
 
     def _new_nodeclaim(self, variant: Variant, k: int):
         if not self.templates:
@@ -293,7 +329,10 @@ class Scheduler:
             variant = self._variant(sig, level)
             if variant is None:
                 return None, 0, err
-            target, proposal, err = self._add(variant, k)
+            if sig.alternatives:
+                target, proposal, err, variant = self._add_alternatives(sig.alternatives[level], k)
+            else:
+                target, proposal, err = self._add(variant, k)
             if proposal is not None:
                 return (target, variant, proposal), proposal.n, None
             level += 1

@@ -4,14 +4,14 @@ A pod's PersistentVolumeClaims constrain where its node may be: a bound claim by
 PersistentVolume's required node affinity (without the hostname of local/hostPath volumes), an
 unbound WaitForFirstConsumer claim by its StorageClass's `allowedTopologies`. Each volume gives
 alternatives (OR-ed terms); the alternatives of all volumes are merged as upstream does, keeping
-the compatible combinations. A claim Karpenter cannot use (missing, being deleted, Lost, bound
+the compatible combinations, and the scheduler tries them in order on each node and NodePool
+(nodeclaim.go / existingnode.go `CanAdd`: the first alternative that fits narrows the node). A claim Karpenter cannot use (missing, being deleted, Lost, bound
 without bind-completed, unbound with Immediate binding or no StorageClass) makes the pod ignored,
 as `ValidatePersistentVolumeClaims` does.
 """
 from __future__ import annotations
 
 from .. import labels as L
-from .requirements import Requirement, Requirements
 
 
 class VolumeError(Exception):
@@ -57,28 +57,12 @@ def merge_alternatives(alternatives: list, volume_alternatives: list) -> list:
     return [a.merged(v) if a is not None else v for a in alternatives for v in volume_alternatives]
 
 
-def collapse(alternatives: list) -> Requirements | None:
-    """One requirement set for the scheduler. Alternatives that differ in a single key are that key's
-    union (zone a OR zone b is zone In [a, b]); otherwise the first alternative is used."""
-    if not alternatives:
-        return None
-    if len(alternatives) == 1:
-        return alternatives[0]
-    keys = {tuple(sorted(a.keys())) for a in alternatives}
-    if len(keys) == 1 and len(next(iter(keys))) == 1:
-        key = next(iter(keys))[0]
-        parts = [a.get(key) for a in alternatives]
-        if all(not p.complement and p.gte is None and p.lte is None for p in parts):
-            return Requirements([Requirement(key, False, frozenset().union(*(p.values for p in parts)))])
-    return alternatives[0]
-
-
-def pod_volume_requirements(claims: list, volumes: dict, classes: dict) -> Requirements | None:
-    """The node requirements a pod's claims impose (None for none); raises VolumeError."""
+def pod_volume_alternatives(claims: list, volumes: dict, classes: dict) -> tuple:
+    """GetRequirements: the node requirement alternatives a pod's claims impose, in order (empty
+    for none); raises VolumeError."""
     alternatives: list = [None]
     for claim in claims:
         found = _claim_alternatives(claim, volumes, classes)
         if found:
             alternatives = merge_alternatives(alternatives, found)
-    alternatives = [a for a in alternatives if a is not None]
-    return collapse(alternatives)
+    return tuple(a for a in alternatives if a is not None)

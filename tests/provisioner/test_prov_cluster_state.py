@@ -341,6 +341,54 @@ def test_incompatible_volume_and_pod_zones_are_unschedulable():
     assert [u.pod for u in result.unschedulable] == ["default/db"]
 
 
+def storage_class_terms(name, *terms):
+    """A WaitForFirstConsumer StorageClass whose allowedTopologies are these OR-ed terms ({key: values})."""
+    obj = storage_class(name)
+    obj["allowedTopologies"] = [{"matchLabelExpressions": [{"key": k, "values": list(v)} for k, v in t.items()]}
+                                for t in terms]
+    return obj
+
+
+def with_claims(p, *claims):
+    p["spec"]["volumes"] = [{"name": c, "persistentVolumeClaim": {"claimName": c}} for c in claims]
+    return p
+
+
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+
+
+def test_volume_alternatives_fall_through_to_one_that_fits():
+    """suite_test.go "should schedule pods when a valid multi-volume topology alternative remains after
+    pruning disjoint branches"; volumetopology.go GetRequirements (cross product, disjoint branches
+    pruned) and nodeclaim.go CanAdd (each alternative in order): the first, (xlarge, zone 2), has no
+    instance type, so the second, (small, zone 1), is used."""
+    a = storage_class_terms("a", {INSTANCE_TYPE: ["xlarge"]}, {INSTANCE_TYPE: ["small"]})
+    b = storage_class_terms("b", {ZONE: ["test-zone-1"], INSTANCE_TYPE: ["small"]},
+                            {ZONE: ["test-zone-2"], INSTANCE_TYPE: ["xlarge"]})
+    result = core(a, b, pvc("pa", storage_class="a"), pvc("pb", storage_class="b"),
+                  with_claims(pod("db", cpu="1"), "pa", "pb"))
+    assert result.unschedulable == [] and len(result.nodeclaims) == 1
+    assert result.nodeclaims[0].labels[ZONE] == "test-zone-1"
+    assert result.nodeclaims[0].instance_type_options == ["small"]
+
+
+def test_volume_alternatives_narrow_the_node_to_the_first_that_fits():
+    """nodeclaim.go CanAdd / tryVolumeAlternative: OR-ed terms are tried in order and the first that
+    fits is added to the NodeClaim's requirements, so terms [zone 2] OR [zone 1] pin zone 2 (not
+    zone 1 or 2)."""
+    result = core(storage_class_terms("zonal", {ZONE: ["test-zone-2"]}, {ZONE: ["test-zone-1"]}),
+                  pvc("data", storage_class="zonal"), with_claim(pod("db", cpu="1"), "data"))
+    assert result.nodeclaims[0].labels[ZONE] == "test-zone-2"
+
+
+def test_volume_alternatives_are_tried_on_existing_nodes():
+    """existingnode.go CanAdd: each alternative in turn on the node; the second fits a zone-2 node."""
+    existing = node("node-1", labels={HOST: "node-1", ZONE: "test-zone-2"})
+    result = core(existing, storage_class_terms("zonal", {ZONE: ["test-zone-1"]}, {ZONE: ["test-zone-2"]}),
+                  pvc("data", storage_class="zonal"), with_claim(pod("db", cpu="1"), "data"))
+    assert result.existing == {"node-1": ["default/db"]} and result.nodeclaims == []
+
+
 def test_statefulset_claims_follow_their_storage_class():
     """StatefulSet volumeClaimTemplates become per-replica claims of the template's StorageClass."""
     sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"},
