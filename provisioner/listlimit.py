@@ -64,6 +64,11 @@ def _json_value(text: str, pos: int) -> tuple:
         raise ValueError(f"no JSON value at offset {pos}") from None
 
 
+def _mark(text: str, offset: int) -> tuple[int, int]:
+    """(line, column) of an offset, both from 0, as libyaml's marks count them."""
+    return text.count("\n", 0, offset), offset - (text.rfind("\n", 0, offset) + 1)
+
+
 def refuse_long_list(text: str, display: str, limits: Limits) -> None:
     """Raise UnsafeInput when a list provably holds more than `max_items` items: a block list, a
     flow list written an item a line, an array of a JSON document, or any flow list on one line."""
@@ -121,7 +126,7 @@ def _refuse_run(text: str, display: str, limits: Limits, column: int, items: lis
     # Events of one item alone: stream, document and list start and end (6), or 9 in `x:` at column.
     wrap, framing = ("x:\n", 9) if column else ("", 6)
     wrap_bytes = wrap.encode()
-    _prove(text, display, limits, items, start, (text.count("\n", 0, items[0]), column),
+    _prove(text, display, limits, items, start, (_mark(text, items[0])[0], column),
            lambda chunk: (wrap if isinstance(chunk, str) else wrap_bytes) + chunk if wrap else chunk, framing)
 
 
@@ -133,10 +138,8 @@ def _refuse_flow_at_column(text: str, display: str, limits: Limits, column: int)
     for opening in re.finditer(rf"\[[ \n]*\n {{{column}}}[\[{{]", text):
         index = bisect.bisect_left(entries, opening.end() - 1 - column)
         if index + most + 1 < len(entries) and entries[index] == opening.end() - 1 - column:
-            bracket = opening.start()
             _prove(text, display, limits, entries[index:index + most + 2], entries[index + most] + column,
-                   (text.count("\n", 0, bracket), bracket - (text.rfind("\n", 0, bracket) + 1)),
-                   _one_flow_item(column), 6)
+                   _mark(text, opening.start()), _one_flow_item(column), 6)
             return True
     return False
 
@@ -149,39 +152,37 @@ def _refuse_json_array(text: str, display: str, limits: Limits) -> None:
     except (ValueError, RecursionError):  # not JSON, or nested past the decoder's stack: the readers decide
         return
     if len(items) == limits.max_items + 2:
-        _prove(text, display, limits, items, items[limits.max_items],
-               (text.count("\n", 0, bracket), bracket - (text.rfind("\n", 0, bracket) + 1)), _one_flow_item(0), 6)
+        _prove(text, display, limits, items, items[limits.max_items], _mark(text, bracket), _flow_item, 6)
 
 
 def _json_array_items(text: str, wanted: int) -> tuple[int, list[int]]:
     """(offset of `[`, offsets of its first `wanted` items) for the first array under a key of the
     top-level object that has that many; (-1, []) when none has. Raises ValueError on what is not JSON."""
-    space = _JSON_SPACE.match
-    pos = space(text, text.index("{") + 1).end()
+    pos = _skip_blank(text, text.index("{") + 1)
     while text.startswith('"', pos):
-        pos = space(text, _json_value(text, pos)[1]).end()  # the key
+        pos = _skip_blank(text, _json_value(text, pos)[1])  # the key
         if not text.startswith(":", pos):
             raise ValueError("no colon after a key")
-        pos = space(text, pos + 1).end()
+        pos = _skip_blank(text, pos + 1)
         if text.startswith("[", pos):
             bracket, items = pos, []
-            pos = space(text, pos + 1).end()
+            pos = _skip_blank(text, pos + 1)
             while not text.startswith("]", pos):
                 items.append(pos)
                 if len(items) == wanted:
                     return bracket, items
-                pos = space(text, _json_value(text, pos)[1]).end()
+                pos = _skip_blank(text, _json_value(text, pos)[1])
                 if text.startswith(",", pos):
-                    pos = space(text, pos + 1).end()
+                    pos = _skip_blank(text, pos + 1)
                 elif not text.startswith("]", pos):
                     raise ValueError("no comma between items")
             pos += 1
         else:
             pos = _json_value(text, pos)[1]
-        pos = space(text, pos).end()
+        pos = _skip_blank(text, pos)
         if not text.startswith(",", pos):
             break
-        pos = space(text, pos + 1).end()
+        pos = _skip_blank(text, pos + 1)
     return -1, []
 
 
@@ -215,8 +216,7 @@ def _refuse_flow_by_brackets(text: str, display: str, limits: Limits) -> None:
         separators = marks[inside[parent == crowded[0]][:most + 1]]
         items = [_skip_blank(text, bracket + 1)] + [_skip_blank(text, int(c) + 1) for c in separators]
         if len(items) == most + 2:
-            _prove(text, display, limits, items, items[most],
-                   (text.count("\n", 0, bracket), bracket - (text.rfind("\n", 0, bracket) + 1)), _flow_collection_item, 6)
+            _prove(text, display, limits, items, items[most], _mark(text, bracket), _flow_collection_item, 6)
         return  # one proof attempt
 
 
@@ -224,7 +224,7 @@ def _flow_collection_item(chunk):
     """_one_flow_item(0), but only for an item that is a flow collection (`{...}` or `[...]`): its
     inside is flow context wherever it stands, while a scalar or pair alone after `- ` is read in
     block context (`- - x`, `- |`, an empty entry between two commas all parse there, not in the list)."""
-    document = _one_flow_item(0)(chunk)
+    document = _flow_item(chunk)
     return document if document is not None and document[2:].lstrip(" ")[:1] in ("{", "[") else None
 
 
@@ -243,6 +243,9 @@ def _one_flow_item(column: int):
             return None
         return "- " + text[column:-1]
     return alone
+
+
+_flow_item = _one_flow_item(0)  # a flow item that starts its chunk (JSON, one-line lists)
 
 
 def _prove(text: str, display: str, limits: Limits, items: list[int], start: int, list_mark: tuple[int, int],
@@ -288,6 +291,6 @@ def _prove(text: str, display: str, limits: Limits, items: list[int], start: int
         return
     if nodes_left < 0:
         return
-    where = text.count("\n", 0, items[most])
-    raise UnsafeInput(f"a list of more than {most:,} items; refused", origin=display, line=where + 1,
-                      column=start - (text.rfind("\n", 0, start) + 1) + 1, path=f"{parent_path}[{most}]")
+    line, column = _mark(text, start)  # on the line of the item too many: only its `- ` or indent before
+    raise UnsafeInput(f"a list of more than {most:,} items; refused", origin=display, line=line + 1,
+                      column=column + 1, path=f"{parent_path}[{most}]")
