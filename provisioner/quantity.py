@@ -7,6 +7,8 @@ from fractions import Fraction
 import math
 import re
 
+from .memo import remember
+
 _SUFFIX = {
     "": 1, "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
     "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
@@ -92,8 +94,6 @@ def format_resources(resources: dict) -> dict:
     key = tuple(resources.items())
     cached = _formatted.get(key)
     if cached is None:
-        cached = {name: format_quantity(name, value) for name, value in sorted(resources.items()) if value}
-        if len(_formatted) >= 4096:
-            _formatted.clear()
-        _formatted[key] = cached
+        cached = remember(_formatted, key,
+                          {name: format_quantity(name, value) for name, value in sorted(resources.items()) if value})
     return dict(cached)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import labels as L
+from ..memo import remember
 from ..quantity import format_resources
 from .daemons import overhead_for_type, template_candidates
 from .requirements import Requirement, Requirements
@@ -120,7 +121,6 @@ class TypeTable:
 
 _TABLES: dict = {}
 _MAX_TABLES = 64
-_CACHE_LIMIT = 4096  # entries per Template cache of fitting options and envelopes
 
 
 _LAST: list = [None, None]  # (list object, table): the catalog hands every pool the same list
@@ -270,9 +270,7 @@ class Template:
                 fits &= columns[d][options] >= need[d]
             found = options[fits]
             found.flags.writeable = False
-            if len(self._fit_cache) >= _CACHE_LIMIT:
-                self._fit_cache.clear()
-            self._fit_cache[key] = found
+            remember(self._fit_cache, key, found)
         return found
 
     def envelope(self, options: np.ndarray) -> tuple[tuple, tuple]:
@@ -287,10 +285,7 @@ class Template:
                 values = column[options]
                 high.append(int(values.max()))
                 low.append(int(values.min()))
-            found = (tuple(high), tuple(low))
-            if len(self._envelopes) >= _CACHE_LIMIT:
-                self._envelopes.clear()
-            self._envelopes[key] = found
+            found = remember(self._envelopes, key, (tuple(high), tuple(low)))
         return found
 
     def max_count(self, options: np.ndarray, used, request) -> int:
@@ -315,10 +310,7 @@ class Template:
         key = (options.dtype.num, options.tobytes())
         found = self._max_capacity.get(key)
         if found is None:
-            found = self.limit_capacity[options].max(axis=0).tolist()
-            if len(self._max_capacity) >= _CACHE_LIMIT:
-                self._max_capacity.clear()
-            self._max_capacity[key] = found
+            found = remember(self._max_capacity, key, self.limit_capacity[options].max(axis=0).tolist())
         return dict(zip(self.limit_keys, found))
 
     def min_values_error(self, options: np.ndarray, reqs: Requirements) -> str | None:

@@ -74,7 +74,6 @@ class Variant:
             self.requirements = strict
         if volume is not None:  # one volume topology alternative: node requirements only, not the strict ones
             self.requirements = self.requirements.merged(volume)
-        self.volume = volume
         self.tolerations = constraints.tolerations
         self.groups: list = []  # owned topology groups, filled by the scheduler
         self.monotone = True  # every rejection of a target is final (no zonal spread / affinity)

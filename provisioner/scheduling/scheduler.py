@@ -11,6 +11,7 @@ placement would put on the same target), which yields the same plan as one-by-on
 from __future__ import annotations
 
 from .. import labels as L
+from ..memo import remember
 from ..quantity import format_quantity
 from .daemons import overhead_for_node
 from .gcpause import gc_paused
@@ -181,10 +182,8 @@ class Scheduler:
             key = (version, spec.namespace, tuple(sorted(spec.labels.items())))
             found = self._selecting.get(key)
             if found is None:
-                if len(self._selecting) >= 4096:
-                    self._selecting.clear()
-                found = self._selecting[key] = ([g for g in self.topology.groups.values() if g.selects(spec)],
-                                                [g for g in self.topology.inverse.values() if g.selects(spec)])
+                found = remember(self._selecting, key, ([g for g in self.topology.groups.values() if g.selects(spec)],
+                                                        [g for g in self.topology.inverse.values() if g.selects(spec)]))
             sig.counting, sig.inverse_selecting = list(found[0]), list(found[1])
             sig.topology_version = version
 
@@ -203,7 +202,7 @@ class Scheduler:
             found = self.inflight.add(variant, k, topology)
             if found is not None:
                 return found
-        return self._new_nodeclaim(variant, k)
+        return self._new_nodeclaim([variant], k)[:3]
 
     def _add_alternatives(self, alternatives: list, k: int):
         """`add` for a pod whose volumes give several topology alternatives: every target in the
@@ -224,32 +223,23 @@ class Scheduler:
                 proposal = claim.propose(variant, k, topology)
                 if proposal.n:
                     return claim, proposal, None, variant
+        return self._new_nodeclaim(alternatives, k)
+
+    def _new_nodeclaim(self, alternatives: list, k: int):
+        """A new NodeClaim from the first NodePool that takes the pod, each volume topology
+        alternative tried in turn on it: (claim, proposal, error, the alternative used)."""
         if not self.templates:
             return None, None, "; ".join(self.notes) or NO_NODEPOOLS, None
-        errors = []
+        request, errors = alternatives[0].sig.request_vector, []
         for tpl in self.templates:
             for variant in alternatives:  # the error of the last alternative tried, as CanAdd returns
                 why = self._template_static(variant, tpl)
                 if why is None:
-                    why, result = self._try_template(variant, tpl, k, variant.sig.request_vector)
+                    why, result = self._try_template(variant, tpl, k, request)
                     if result is not None:
                         return result[0], result[1], None, variant
             errors.append(f'nodepool "{tpl.name}": {why}')
         return None, None, "; ".join(errors + self.notes), None
-
-    def _new_nodeclaim(self, variant: Variant, k: int):
-        if not self.templates:
-            return None, None, "; ".join(self.notes) or NO_NODEPOOLS
-        sig, errors = variant.sig, []
-        request = sig.request_vector
-        for tpl in self.templates:
-            why = self._template_static(variant, tpl)
-            if why is None:
-                why, result = self._try_template(variant, tpl, k, request)
-                if result is not None:
-                    return result[0], result[1], None
-            errors.append(f'nodepool "{tpl.name}": {why}')
-        return None, None, "; ".join(errors + self.notes)
 
     def _template_static(self, variant: Variant, tpl: Template):
         """Reasons that never change for this variant and NodePool: taints, requirements, size."""

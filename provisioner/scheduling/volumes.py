@@ -5,9 +5,10 @@ PersistentVolume's required node affinity (without the hostname of local/hostPat
 unbound WaitForFirstConsumer claim by its StorageClass's `allowedTopologies`. Each volume gives
 alternatives (OR-ed terms); the alternatives of all volumes are merged as upstream does, keeping
 the compatible combinations, and the scheduler tries them in order on each node and NodePool
-(nodeclaim.go / existingnode.go `CanAdd`: the first alternative that fits narrows the node). A claim Karpenter cannot use (missing, being deleted, Lost, bound
-without bind-completed, unbound with Immediate binding or no StorageClass) makes the pod ignored,
-as `ValidatePersistentVolumeClaims` does.
+(nodeclaim.go / existingnode.go `CanAdd`: the first alternative that fits narrows the node). A
+claim Karpenter cannot use (missing, being deleted, Lost, bound without bind-completed, unbound
+with Immediate binding or no StorageClass) makes the pod ignored, as `ValidatePersistentVolumeClaims`
+does.
 """
 from __future__ import annotations
 
