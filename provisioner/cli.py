@@ -1,8 +1,8 @@
 """`provisioner` command line: a thin argparse shell over the subcommand modules.
 
 Each subcommand module exposes `register(subparsers)` (adds its parser and sets `run`); to add
-one, append (name, module, one-line help) to SUBCOMMANDS, with the help its `register` gives
-(a test compares them).
+one, append (name, module, one-line help) to SUBCOMMANDS; its `register` takes that help from
+`HELP` (a test compares them).
 
 Only the chosen subcommand's module is imported: the others would cost a `simulate` run their
 imports (the advisor's HTTP server and metrics, disruption, tuning), about 0.1 s of CPU. The rest
@@ -32,6 +32,7 @@ SUBCOMMANDS = (
     ("consolidate", "provisioner.commands.consolidate",
      "what Karpenter's consolidation would do now with this cluster snapshot, and why not elsewhere"),
 )
+HELP = {name: help_text for name, _, help_text in SUBCOMMANDS}  # what each command's `register` says
 EXIT_INVALID_INPUT = 2
 
 

@@ -7,6 +7,7 @@ import json
 import sys
 from datetime import datetime, timezone
 
+from ..cli import HELP
 from ..disruption.consolidation import consolidate
 from ..disruption.report import render_table
 from ..disruption.snapshot import load_snapshot
@@ -26,7 +27,7 @@ def _time(text: str) -> datetime:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "consolidate", help="what Karpenter's consolidation would do now with this cluster snapshot, and why not elsewhere",
+        "consolidate", help=HELP["consolidate"],
         description="From a snapshot of NodePools, EC2NodeClasses, Nodes, NodeClaims, Pods, PodDisruptionBudgets and "
                     "DaemonSets (kubectl get -o yaml), the disruption command Karpenter v1.14 would start in its "
                     "current pass, and the reason each other Karpenter-managed node stays.")

@@ -4,13 +4,14 @@ from __future__ import annotations
 import json
 import sys
 
+from ..cli import HELP
 from ..disruption.drift import DriftReport, drift
 from ..manifests import read_paths
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "drift", help="which NodePools and EC2NodeClasses a manifest change drifts, and how many nodes Karpenter replaces",
+        "drift", help=HELP["drift"],
         description="Preview Karpenter v1.14 drift between two sets of NodePools and EC2NodeClasses.")
     parser.add_argument("--before", required=True, metavar="DIR_OR_FILE", help="manifests as deployed now")
     parser.add_argument("--after", required=True, metavar="DIR_OR_FILE", help="manifests after the change")

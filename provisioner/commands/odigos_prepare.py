@@ -20,6 +20,8 @@ import re
 import sys
 from dataclasses import asdict, dataclass
 
+from ..cli import HELP
+
 TAINT_KEY = "odigos.io/needs-init"
 TAINT = {"key": TAINT_KEY, "effect": "NoSchedule"}
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -152,7 +154,7 @@ def render_report(outcomes: list[Outcome], dry_run: bool) -> str:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "odigos-prepare-nodes", help=f"taint existing nodes odiglet has not prepared yet with {TAINT_KEY}:NoSchedule",
+        "odigos-prepare-nodes", help=HELP["odigos-prepare-nodes"],
         description=__doc__.split("\n\n")[1].replace("\n", " "))
     parser.add_argument("--dry-run", action="store_true", help="report what would be tainted, change nothing")
     parser.add_argument("--taint", type=parse_taint, default=dict(TAINT), metavar="KEY=[VALUE]:EFFECT",

@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from ..api import simulate
+from ..cli import HELP
 from ..loader import MAX_PODS
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load_catalog_file
 from ..errors import InputError
@@ -58,7 +59,7 @@ def load_catalog_arg(args):
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "simulate", help="what Karpenter would launch for these manifests, what it costs, and why pods stay Pending",
+        "simulate", help=HELP["simulate"],
         description="Simulate Karpenter v1.14 provisioning for NodePools, EC2NodeClasses, workloads and existing Nodes.")
     add_input_arguments(parser)
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")

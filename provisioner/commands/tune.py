@@ -5,6 +5,7 @@ import sys
 
 import yaml
 
+from ..cli import HELP
 from ..cost.tune import tune
 from ..errors import InputError
 from ..loader import load_objects
@@ -14,7 +15,7 @@ from .simulate import add_input_arguments, load_catalog_arg
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "tune", help="search NodePool requirement changes (size windows, categories, memory and GPU caps, families, generations) that make the plan cheaper",
+        "tune", help=HELP["tune"],
         description="Search per-NodePool requirement changes that lower Karpenter's simulated plan price without "
                     "leaving more pods unschedulable; only narrows pools, never touches taints, labels, capacity "
                     "types, zones or architectures.")

@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 
+from ..cli import HELP
 from .batcher import Batcher, TokenBucket
 from .catalog import CatalogHolder
 from .controller import Controller
@@ -38,7 +39,7 @@ def _catalog_changed(metrics: Metrics, choice) -> None:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "serve", help="run in the cluster: explain Pending pods (Events) and price the pending plan (metrics)",
+        "serve", help=HELP["serve"],
         description="Watch pods, nodes, DaemonSets, NodePools, NodeClaims, EC2NodeClasses and "
                     "PodDisruptionBudgets; plan every batch of Unschedulable pods with the simulator; record an "
                     "Event on each pod no NodePool can ever schedule; export what consolidation would do now; "
