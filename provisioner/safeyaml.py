@@ -14,8 +14,8 @@ anything is built from it:
   collection still being parsed (a cycle) is refused;
 - tags: only the JSON-compatible core tags; `!!set`, `!!binary`, `!!python/...` are refused;
 - items: a list or mapping of more than `Limits.max_items` entries is refused at the entry too many;
-  a list over it is refused before anything is built when each item begins a line (provisioner.listlimit,
-  proved in C);
+  a list over it is refused before anything is built where its items can be found and proved in C
+  (provisioner.listlimit: block lists, flow lists, JSON arrays);
 - keys: duplicate keys are refused (PyYAML would keep the last silently), and keys must be strings
   (a number, boolean or null key is refused with its key path);
 - values: unquoted dates stay the text written (`2024-01-01`), never a `datetime` that JSON cannot hold;
