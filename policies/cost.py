@@ -18,7 +18,7 @@ from components.config.teams import BUDGET_ANNOTATION, TEAM_LABEL
 
 from . import catalog
 from .model import NODEPOOL, Stack, Violation, contains_unknown
-from .nodepools import _NODECLASS_FIELDS, _known_requirements, _node_class, _pool_types, _pools
+from .nodepools import _NODECLASS_FIELDS, _known_requirements, _node_class, _pools, _valid_pool_types
 from .registry import policy
 
 
@@ -125,10 +125,7 @@ def size_capped(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
         requirements = _known_requirements(pool)
         if requirements is None or any(r.get("key") == INSTANCE_CPU for r in requirements):
             continue
-        try:
-            types = _pool_types(stack, pool)
-        except catalog.InvalidObject:
-            continue  # nodepool-has-instance-types says why
+        types = _valid_pool_types(stack, pool)
         if types is None or not types.candidates:
             continue
         sizes = [(max((int(v) for v in c.label_values.get(INSTANCE_CPU, ()) if v.isdigit()), default=0), c.name)

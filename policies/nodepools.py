@@ -62,6 +62,15 @@ def _pool_types(stack: Stack, pool: Resource) -> catalog.PoolTypes | None:
     return catalog.pool_types(pool_object, class_object)
 
 
+def _valid_pool_types(stack: Stack, pool: Resource) -> catalog.PoolTypes | None:
+    """_pool_types for the checks that judge a valid pool: None for an invalid one too
+    (nodepool-has-instance-types says why)."""
+    try:
+        return _pool_types(stack, pool)
+    except catalog.InvalidObject:
+        return None
+
+
 def _annotation(pool: Resource, key: str) -> Any:
     return pool.prop("metadata", "annotations", key)
 
@@ -174,10 +183,7 @@ def fits_largest_pod(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violat
             yield Violation(pool.urn, f"{pool.label} annotation {LARGEST_POD_ANNOTATION}={raw!r} is not a JSON "
                                       "object of resource quantities (e.g. {\"cpu\": \"4\", \"memory\": \"8Gi\"})")
             continue
-        try:
-            types = _pool_types(stack, pool)
-        except catalog.InvalidObject:
-            continue  # nodepool-has-instance-types says why
+        types = _valid_pool_types(stack, pool)
         if types is None or not types.candidates:
             continue
         judged = {name: value for name, value in wanted.items() if name in _CATALOG_RESOURCES}
@@ -220,10 +226,7 @@ def _bigger(candidate: catalog.Candidate, current: catalog.Candidate | None) -> 
 def gpu_tainted(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
     for pool in _pools(stack):
         taints = _template(pool, "taints", default=[])
-        try:
-            types = _pool_types(stack, pool)
-        except catalog.InvalidObject:
-            continue  # nodepool-has-instance-types says why
+        types = _valid_pool_types(stack, pool)
         if types is None or contains_unknown(taints):
             continue
         accelerated = [c for c in types.candidates if c.accelerated]
