@@ -16,7 +16,6 @@ from typing import Any, Iterable, Mapping
 
 from components.config.teams import BUDGET_ANNOTATION, TEAM_LABEL
 
-from . import catalog
 from .model import NODEPOOL, Stack, Violation, contains_unknown
 from .nodepools import _NODECLASS_FIELDS, _known_requirements, _node_class, _pools, _valid_pool_types
 from .registry import policy
