@@ -173,12 +173,16 @@ def _cron_number(text: str, names: dict[str, int], field: str) -> int:
     return int(text)
 
 
-def _cron_field(text: str, field: str, low: int, high: int, names: dict[str, int]) -> None:
-    """getRange of robfig/cron: `*`/`?`, `a`, `a-b`, each with an optional `/step`, comma-separated."""
+def _cron_field(text: str, field: str, low: int, high: int, names: dict[str, int]) -> tuple[set[int], bool]:
+    """getRange of robfig/cron: `*`/`?`, `a`, `a-b`, each with an optional `/step`, comma-separated.
+    Returns the values and whether robfig sets the star bit (a `*`/`?` part with no step above 1)."""
+    values: set[int] = set()
+    star = False
     for part in text.split(","):
         range_part, slash, step_text = part.partition("/")
         if slash and (not step_text or "/" in step_text):
             raise ValueError(f"{field}: {part!r} has a malformed step")
+        step = 1
         if range_part in ("*", "?"):
             start, end = low, high
         else:
@@ -193,21 +197,38 @@ def _cron_field(text: str, field: str, low: int, high: int, names: dict[str, int
             raise ValueError(f"{field}: {part!r} is outside {low}-{high}")
         if start > end:
             raise ValueError(f"{field}: {part!r} starts after it ends")
+        values.update(range(start, end + 1, step))
+        star = star or (range_part in ("*", "?") and step == 1)
+    return values, star
+
+
+# The most days each month has (29 for February: a leap year's).
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 def cron_problem(schedule: str) -> str | None:
-    """Why robfig/cron's ParseStandard (what Karpenter uses for budget schedules) refuses it."""
+    """Why robfig/cron's ParseStandard (what Karpenter uses for budget schedules) refuses it, or
+    why it can never fire (robfig's Next then returns the zero time and pkg/apis/v1/nodepool.go
+    Budget.IsActive treats the budget as always active)."""
     if schedule.startswith("@"):
         return None if schedule in _CRON_DESCRIPTORS else (
             f"{schedule!r} is not a schedule descriptor ({', '.join(sorted(_CRON_DESCRIPTORS))})")
     fields = schedule.split()
     if len(fields) != 5 or schedule != schedule.strip():
         return f"{schedule!r} is not a cron schedule: 5 fields (minute hour day-of-month month day-of-week) expected"
+    parsed = []
     for text, (field, low, high, names) in zip(fields, _CRON_FIELDS):
         try:
-            _cron_field(text, field, low, high, names)
+            parsed.append(_cron_field(text, field, low, high, names))
         except ValueError as err:
             return f"{schedule!r} is not a cron schedule Karpenter can parse: {err}"
+    (days, days_star), (months, _), (_, weekdays_star) = parsed[2], parsed[3], parsed[4]
+    # robfig's dayMatches needs both day fields when either is a star; with day-of-week `*` a
+    # day of the month no named month has never matches, Next returns the zero time, and
+    # Budget.IsActive then holds the budget active forever.
+    if weekdays_star and not days_star and not any(d <= _MONTH_DAYS[m - 1] for m in months for d in days):
+        return (f"{schedule!r} never fires (no month it names has day {', '.join(map(str, sorted(days)))}); "
+                "Karpenter would keep this budget active all the time")
     return None
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .. import labels as L
-from .cron import is_active
+from .cron import Schedule, is_active
 from .snapshot import Budget, Snapshot, go_duration
 
 MAX_INT32 = 2**31 - 1
@@ -28,8 +28,9 @@ def budget_nodes(budget: Budget, num_nodes: int) -> int:
 
 
 def budget_active(budget: Budget, now: datetime | None) -> bool:
-    """Budget.IsActive: always without a schedule; else within `duration` after a firing. With no
-    `now` (the caller states it as an assumption) a scheduled budget counts as active."""
+    """Budget.IsActive: always without a schedule; else within `duration` after a firing, or
+    always when the schedule never fires (robfig's zero time). With no `now` (the caller states it
+    as an assumption) a scheduled budget counts as active."""
     if budget.schedule is None or now is None:
         return True
     return is_active(budget.schedule, go_duration(budget.duration or "0s") or 0.0, now)
@@ -68,6 +69,8 @@ class PoolBudget:
             spec += f", reasons: [{', '.join(self.budget.reasons)}]"
         if self.budget.schedule:
             spec += f", schedule: {self.budget.schedule!r}, duration: {self.budget.duration}, active now"
+            if Schedule(self.budget.schedule).never_fires():
+                spec += " (the schedule never fires, so Karpenter keeps the budget always active)"
         text = (f"NodePool {self.pool!r} disruption budget ({spec}) allows {self.allowed} of its {self.nodes} nodes "
                 f"to be disrupted for {self.reason}")
         if self.disrupting:

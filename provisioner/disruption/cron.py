@@ -1,15 +1,23 @@
 """When a scheduled disruption budget is active (pkg/apis/v1/nodepool.go Budget.IsActive): the
-budget's standard cron `schedule` (UTC, robfig/cron's ParseStandard) last fired no longer ago than
-its `duration`."""
+budget's standard cron `schedule` (UTC, robfig/cron v3's ParseStandard) last fired no longer ago
+than its `duration`.
+
+`Schedule.next` mirrors robfig/cron's SpecSchedule.Next (spec.go): the first firing strictly
+after `t`, searched no further than the end of the fifth year after `t`, with None for robfig's
+zero time. It steps over months and days, never minutes, so a schedule that never fires
+(`0 0 31 2 *`) costs a few thousand steps whatever the budget's duration.
+"""
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+import calendar
+from datetime import datetime, timedelta, timezone
 
 _MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
 _DAYS = {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}
 _DESCRIPTORS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
                 "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
 _BOUNDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}), (1, 12, _MONTHS), (0, 6, _DAYS))
+YEARS_SEARCHED = 5  # robfig/cron Next: "If no time is found within five years, return zero."
 
 
 class CronError(ValueError):
@@ -25,25 +33,27 @@ def _value(text: str, names: dict) -> int:
 
 
 def _field(text: str, low: int, high: int, names: dict) -> tuple[frozenset, bool]:
-    """(allowed values, whether the field is a star)."""
+    """(allowed values, whether robfig sets the field's star bit: a `*` or `?` part with no step
+    above 1)."""
     values: set = set()
-    star = text in ("*", "?")
+    star = False
     for part in text.split(","):
-        rng, _, step_text = part.partition("/")
-        step = int(step_text) if step_text else 1
-        if step_text and (not step_text.isdigit() or step < 1):
+        rng, slash, step_text = part.partition("/")
+        step = int(step_text) if step_text.isdigit() else 0
+        if slash and step < 1:
             raise CronError(f"invalid step in {part!r}")
         if rng in ("*", "?"):
             start, end = low, high
+            star = star or step <= 1
         elif "-" in rng:
             a, b = rng.split("-", 1)
             start, end = _value(a, names), _value(b, names)
         else:
             start = _value(rng, names)
-            end = high if step_text else start
+            end = high if slash else start
         if not low <= start <= end <= high:
             raise CronError(f"{part!r} is out of range {low}-{high}")
-        values.update(range(start, end + 1, step))
+        values.update(range(start, end + 1, step or 1))
     return frozenset(values), star
 
 
@@ -55,23 +65,67 @@ class Schedule:
             raise CronError(f"expected 5 fields (minute hour day-of-month month day-of-week), got {len(fields)}")
         parsed = [_field(f, lo, hi, names) for f, (lo, hi, names) in zip(fields, _BOUNDS)]
         (self.minutes, _), (self.hours, _), (self.dom, self.dom_star), (self.months, _), (self.dow, self.dow_star) = parsed
+        self._sorted_minutes, self._sorted_hours = sorted(self.minutes), sorted(self.hours)
+
+    def day_matches(self, year: int, month: int, day: int) -> bool:
+        """robfig's dayMatches: both day fields when either is a star, else either."""
+        dom, dow = day in self.dom, (calendar.weekday(year, month, day) + 1) % 7 in self.dow
+        return (dom and dow) if (self.dom_star or self.dow_star) else (dom or dow)
 
     def matches(self, t: datetime) -> bool:
         if t.minute not in self.minutes or t.hour not in self.hours or t.month not in self.months:
             return False
-        dom, dow = t.day in self.dom, (t.weekday() + 1) % 7 in self.dow
-        return (dom and dow) if (self.dom_star or self.dow_star) else (dom or dow)
+        return self.day_matches(t.year, t.month, t.day)
 
-    def next_after(self, t: datetime, limit: datetime) -> datetime | None:
-        """The first minute strictly after `t` that fires, if any until `limit`."""
-        t = t.replace(second=0, microsecond=0) + timedelta(minutes=1)
-        while t <= limit:
-            if self.matches(t):
-                return t
-            t += timedelta(minutes=1)
+    def _first_time(self, hour: int, minute: int) -> tuple[int, int] | None:
+        """The first (hour, minute) of the schedule at or after hour:minute of one day."""
+        for h in self._sorted_hours:
+            if h > hour:
+                return h, self._sorted_minutes[0]
+            if h == hour:
+                later = [m for m in self._sorted_minutes if m >= minute]
+                if later:
+                    return h, later[0]
         return None
+
+    def next(self, t: datetime) -> datetime | None:
+        """SpecSchedule.Next: the first firing strictly after `t` (a naive `t` is UTC), or None
+        (robfig's zero time) when none falls before the end of the fifth year after `t`."""
+        if t.tzinfo is not None:
+            t = t.astimezone(timezone.utc).replace(tzinfo=None)
+        # Next starts at the upcoming second; the standard parser's seconds field is 0 only, so
+        # the first candidate is the upcoming whole minute.
+        start = t.replace(microsecond=0) + timedelta(seconds=1)
+        if start.second:
+            start = start.replace(second=0) + timedelta(minutes=1)
+        year_limit = start.year + YEARS_SEARCHED
+        year, month, day, hour, minute = start.year, start.month, start.day, start.hour, start.minute
+        while year <= year_limit:
+            if month in self.months:
+                for d in range(day, calendar.monthrange(year, month)[1] + 1):
+                    if self.day_matches(year, month, d):
+                        at = self._first_time(hour, minute) if d == day else self._first_time(0, 0)
+                        if at is not None:
+                            return datetime(year, month, d, *at)
+                    hour = minute = 0
+            month, day, hour, minute = month + 1, 1, 0, 0
+            if month > 12:
+                year, month = year + 1, 1
+        return None
+
+    def never_fires(self) -> bool:
+        """No date can match: the day-of-week field is a star (so both day fields must match)
+        and no month named has a day of the month named (`0 0 31 2 *`, `0 0 30 2 *`)."""
+        if not self.dow_star or self.dom_star:
+            return False
+        return not any(d <= calendar.monthrange(2024, m)[1] for m in self.months for d in self.dom)
 
 
 def is_active(schedule: str, duration_seconds: float, now: datetime) -> bool:
-    """Budget.IsActive: the next firing after (now - duration) is not after now."""
-    return Schedule(schedule).next_after(now - timedelta(seconds=duration_seconds), now) is not None
+    """Budget.IsActive: the next firing after (now - duration) is not after now. robfig's zero
+    time (no firing within five years) is not after now either, so a budget whose schedule never
+    fires is always active, as Karpenter has it."""
+    hit = Schedule(schedule).next(now - timedelta(seconds=duration_seconds))
+    if now.tzinfo is not None:
+        now = now.astimezone(timezone.utc).replace(tzinfo=None)
+    return hit is None or hit <= now

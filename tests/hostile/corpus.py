@@ -102,6 +102,10 @@ CONFIG_CASES = [
     ("big-int", {TEAM: "name: web\nnodePools: " + "9" * 5000 + "\n"}, [TEAM]),
     ("infinite-float", {TEAM: team_text(weight=float("inf"))}, [TEAM, "finite"]),
     ("folder-as-team", {f"{TEAM}/x": "a: 1"}, [TEAM, "folder"]),
+    # second round (issue 22): what Karpenter, Go or EC2 read differently
+    ("cron-never-fires", {TEAM: team_text(disruption={"budgets": [{"nodes": "0", "schedule": "0 0 31 2 *",
+                                                                   "duration": "1h"}]})},
+     [TEAM, "nodePools[0].disruption.budgets[0].schedule", "never fires"]),
 ]
 
 UTF16_BOM_TEAM = codecs.BOM_UTF16_LE + team_text().encode("utf-16-le")
