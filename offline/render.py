@@ -108,8 +108,9 @@ def write_build(capture: Capture, out_dir: Path) -> dict[str, int]:
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
     try:
-        (staging / "resources.json").write_text(json.dumps([r.to_json() for r in capture.resources], indent=2) + "\n")
-        (staging / "outputs.json").write_text(json.dumps(capture.outputs, indent=2, sort_keys=True) + "\n")
+        (staging / "resources.json").write_text(json.dumps([r.to_json() for r in capture.resources], indent=2,
+                                                            allow_nan=False) + "\n")
+        (staging / "outputs.json").write_text(json.dumps(capture.outputs, indent=2, sort_keys=True, allow_nan=False) + "\n")
         manifests, iam = staging / "manifests", staging / "iam"
         manifests.mkdir()
         iam.mkdir()
@@ -132,10 +133,10 @@ def write_build(capture: Capture, out_dir: Path) -> dict[str, int]:
                 manifest = {k: v for k, v in inputs.items() if not k.startswith("__")}
                 (manifests / _manifest_file(manifest, taken)).write_text(yaml.safe_dump(manifest, sort_keys=False))
         for filename, document in _policy_documents(capture).items():
-            (iam / filename).write_text(json.dumps(document, indent=2) + "\n")
+            (iam / filename).write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")
         (staging / "cost.json").write_text(json.dumps(cost_report(
             r.inputs for r in capture.resources if r.type.startswith("kubernetes:karpenter.sh/")
-            or r.type.startswith("kubernetes:karpenter.k8s.aws/")), indent=2) + "\n")
+            or r.type.startswith("kubernetes:karpenter.k8s.aws/")), indent=2, allow_nan=False) + "\n")
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(staging, out_dir)
@@ -188,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
         counts = write_build(capture, out_dir)
     except OSError as err:  # e.g. --out names a file, or the folder is read-only
         print(f"error: cannot write {out_dir}: {err.strerror or err}", file=sys.stderr)
+        return 2
+    except ValueError as err:  # json.dumps(allow_nan=False): a build file never holds Infinity or NaN
+        print(f"error: a build file would hold a number that is not finite ({err}); nothing written "
+              f"({out_dir} untouched)", file=sys.stderr)
         return 2
     how = "as `pulumi preview` sees it" if args.preview else "offline"
     from . import placeholders

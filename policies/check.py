@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     findings = evaluate(stack, config)
     report = args.report or args.build_dir / REPORT
     try:
-        report.write_text(json.dumps([f.to_json() for f in findings], indent=2) + "\n")
+        report.write_text(json.dumps([f.to_json() for f in findings], indent=2, allow_nan=False) + "\n")
     except OSError as err:
         print(f"error: cannot write the report {report}: {err.strerror or err}", file=sys.stderr)
         return EXIT_UNREADABLE

@@ -24,6 +24,11 @@ REQUEST_MAX_MILLI = 10**18
 MAX_MILLI = 10**27
 MAX_EXPONENT = 30
 MAX_TEXT = 64
+# Go's time.Duration is int64 nanoseconds: time.ParseDuration (what Karpenter reads expireAfter,
+# consolidateAfter, terminationGracePeriod and budget durations with) refuses anything longer.
+# Shared by components/config/kube.py and the provisioner's duration readers.
+MAX_DURATION_NS = 2**63 - 1
+MAX_DURATION_TEXT = "2562047h47m16.854775807s"
 
 
 def parse(value) -> int:
@@ -61,6 +66,21 @@ def parse(value) -> int:
     if len(_cache) < 4096:
         _cache[value] = result
     return result
+
+
+def counted_in_whole_units(name: str) -> bool:
+    """Kubernetes' IsIntegerResourceName for resource lists (k8s.io/kubernetes pkg/apis/core/helper
+    IsExtendedResourceName): a resource with a domain outside kubernetes.io (`nvidia.com/gpu`) and
+    not a quota's `requests.` name. ValidateResourceQuantityValue refuses a fraction of one ("must
+    be an integer"): no device can be half given to a pod."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+def whole_units_problem(name: str, milli: int) -> str | None:
+    """Why the API server would refuse this amount (milli-units) of `name`, or None."""
+    if milli % 1000 and counted_in_whole_units(name):
+        return f"must be an integer: {name} is an extended resource, counted in whole units"
+    return None
 
 
 def mib(n: int) -> int:

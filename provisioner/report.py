@@ -27,12 +27,16 @@ def _usage(requests: dict, allocatable: dict, name: str) -> str:
     return f"{format_quantity(name, requests.get(name, 0))}/{format_quantity(name, allocatable.get(name, 0))}"
 
 
+def _dumps(value) -> str:
+    return json.dumps(value, allow_nan=False)  # no output ever holds a bare Infinity or NaN (not JSON)
+
+
 def _encoder():
     """json.dumps(value) for the shapes a NodeClaim line holds, without the per-call overhead of
     json.dumps: strings, lists of strings and string maps joined by hand with the C string encoder,
     repeated lists (every NodeClaim of a shape lists the same hundreds of `instance_type_options`)
     encoded once. Anything else goes to json.dumps itself, so the text is always json.dumps'."""
-    dumps, string = json.dumps, encode_basestring_ascii
+    dumps, string = _dumps, encode_basestring_ascii
     lists: dict = {}
 
     def encode(value) -> str:
@@ -98,7 +102,7 @@ def render_json(result: SimulationResult) -> str:
     command writes its output in one call. Each item's text is json.dumps(item)'s (see _encoder;
     a test compares them), built without re-encoding the option lists NodeClaims share."""
     doc = result.to_dict()
-    dumps, emit = json.dumps, _encoder()
+    dumps, emit = _dumps, _encoder()
     out = ["{\n"]
     # Every key of to_dict(), in its order, so a field added there is never dropped here.
     for n, (key, value) in enumerate(doc.items()):

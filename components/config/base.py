@@ -15,4 +15,5 @@ class Model(BaseModel):
         populate_by_name=True,
         frozen=True,
         use_attribute_docstrings=True,
+        allow_inf_nan=False,  # `budget: Infinity` or `1e999` would reach cost.json as a bare Infinity (not JSON)
     )

@@ -12,6 +12,8 @@ from typing import Annotated
 import re2  # Go RE2 semantics, as the API server's patterns: `$` never matches before a final "\n"
 from pydantic import AfterValidator, BeforeValidator
 
+from provisioner.quantity import MAX_DURATION_NS, MAX_DURATION_TEXT
+
 from .karpenter_rules import cron_problem
 
 # Every pattern is matched whole (fullmatch), never with Python's `re` `$`, which would accept
@@ -36,6 +38,16 @@ MAX_EXPONENT = 30
 _KARPENTER_DURATION = re2.compile(r"(([0-9]+(s|m|h))+|Never)")
 _BUDGET_DURATION = re2.compile(r"((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)")
 _BUDGET_NODES = re2.compile(r"((100|[0-9]{1,2})%|[0-9]+)")
+_DURATION_PART = re2.compile(r"([0-9]+)(h|m|s)")
+_UNIT_NS = {"h": 3600 * 10**9, "m": 60 * 10**9, "s": 10**9}
+
+
+def _check_go_duration_range(value: str) -> str:
+    """The CRD patterns admit any number of digits; time.ParseDuration holds int64 nanoseconds."""
+    if value != "Never" and sum(int(n) * _UNIT_NS[u] for n, u in _DURATION_PART.findall(value)) > MAX_DURATION_NS:
+        raise ValueError(f"{value!r} is longer than Karpenter can read: Go durations are int64 nanoseconds, "
+                         f"at most {MAX_DURATION_TEXT}")
+    return value
 
 
 def check_label_key(key: str) -> str:
@@ -112,13 +124,13 @@ def check_quantity(value: str) -> str:
 def check_karpenter_duration(value: str) -> str:
     if not _KARPENTER_DURATION.fullmatch(value):
         raise ValueError(f"{value!r} is not a duration Karpenter accepts (e.g. 30s, 10m, 720h, or Never)")
-    return value
+    return _check_go_duration_range(value)
 
 
 def check_budget_duration(value: str) -> str:
     if not _BUDGET_DURATION.fullmatch(value):
         raise ValueError(f"{value!r} is not a budget duration (hours and minutes, e.g. 8h, 30m, 1h30m)")
-    return value
+    return _check_go_duration_range(value)
 
 
 def check_budget_nodes(value: str) -> str:

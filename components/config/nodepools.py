@@ -17,7 +17,9 @@ from .kube import (
     LabelKey,
     LabelValue,
     Quantity,
+    parse_quantity,
 )
+from provisioner.quantity import counted_in_whole_units
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -232,6 +234,18 @@ class NodePool(Model):
         if not limits:
             raise ValueError("a NodePool needs limits (e.g. cpu and memory) so a runaway workload cannot buy unbounded capacity")
         return limits
+
+    @field_validator("limits", "largest_pod")
+    @classmethod
+    def _extended_resources_whole(cls, resources: dict[str, str] | None) -> dict[str, str] | None:
+        # Kubernetes refuses `nvidia.com/gpu: "0.5"` in a pod (ValidateResourceQuantityValue), so a
+        # fractional limit or largest pod of an extended resource describes nothing that can run.
+        for name, value in (resources or {}).items():
+            fraction = parse_quantity(value) % 1
+            if fraction and counted_in_whole_units(name):
+                raise ValueError(f"{name}: {value!r} must be an integer ({name} is an extended resource, "
+                                 "counted in whole units)")
+        return resources
 
     @model_validator(mode="after")
     def _static_without_weight(self) -> NodePool:

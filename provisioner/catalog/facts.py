@@ -5,6 +5,8 @@ InstanceTypes per EC2NodeClass (see instancetypes.py). Nothing here reads files.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 import re
 
@@ -93,6 +95,13 @@ def facts_from_dict(item: dict, where: str) -> TypeFacts:
     def fail(path: str, message: str):
         return InputError(message, origin=where, path=path)
 
+    def price(value, path: str) -> float:
+        # JSON's NaN/Infinity and negative prices would make every plan "cheaper" (or NaN).
+        number = float(value)
+        if not math.isfinite(number) or number < 0:
+            raise fail(path, f"price {value!r} must be a finite number of USD per hour, zero or more")
+        return number
+
     if not isinstance(item, dict):
         raise fail("", "expected a mapping")
     for required in ("name", "vcpu", "memory_mib"):
@@ -108,7 +117,7 @@ def facts_from_dict(item: dict, where: str) -> TypeFacts:
             for i, o in enumerate(item["offerings"]):
                 if not isinstance(o, dict) or not o.get("zone") or o.get("capacity_type") not in CAPACITY_TYPES:
                     raise fail(f"offerings[{i}]", "needs zone, capacity_type (on-demand|spot|reserved) and price")
-                offerings.append(OfferingFact(str(o["zone"]), o["capacity_type"], float(o["price"]),
+                offerings.append(OfferingFact(str(o["zone"]), o["capacity_type"], price(o["price"], f"offerings[{i}].price"),
                                               bool(o.get("price_is_estimate", False))))
             offerings = tuple(offerings)
         return TypeFacts(
@@ -127,10 +136,13 @@ def facts_from_dict(item: dict, where: str) -> TypeFacts:
                             else (match.group(3) if match else None), int),
             size=str(item.get("size") or size), hypervisor=item.get("hypervisor"),
             bare_metal=bool(item.get("bare_metal", False)),
-            price_od_usd_hour=_opt(item.get("price_od_usd_hour"), float), offerings=offerings,
+            price_od_usd_hour=_opt(item.get("price_od_usd_hour"), lambda v: price(v, "price_od_usd_hour")),
+            offerings=offerings,
             extended_resources=tuple(sorted((str(k), int(v)) for k, v in (item.get("extended_resources") or {}).items())),
             extra_labels=tuple(sorted((str(k), str(v)) for k, v in (item.get("labels") or {}).items())),
         )
+    except InputError:
+        raise
     except (TypeError, ValueError) as exc:
         raise fail("", f"invalid field value: {exc}") from None
 

@@ -52,7 +52,7 @@ def run(args) -> int:
     result = consolidate(snap, catalog=catalog, region=args.region, zones=args.zones, spot_discount=args.spot_discount,
                          spot_to_spot=gate, now=args.at or datetime.now(timezone.utc).replace(tzinfo=None))
     if args.output == "json":
-        json.dump(result.to_dict(), sys.stdout, indent=2)
+        json.dump(result.to_dict(), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_table(result))

@@ -29,7 +29,7 @@ def run(args) -> int:
     report = drift(before, after, snapshot, before_origins=before_origins, after_origins=after_origins,
                    snapshot_origins=snapshot_origins)
     if args.output == "json":
-        json.dump(report.to_dict(), sys.stdout, indent=2)
+        json.dump(report.to_dict(), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_table(report))

@@ -76,7 +76,7 @@ def run(args) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if args.output == "json":
         import json
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
     else:
         sys.stdout.write(render_table(result))
     return 0

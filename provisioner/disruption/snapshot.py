@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Iterable, Mapping, Sequence
 
 from .. import labels as L
@@ -17,6 +18,7 @@ from ..loader import documents, load_objects
 from ..loader.fields import Ctx
 from ..loader.pods import label_selector
 from ..models import Inputs, LabelSelector
+from ..quantity import MAX_DURATION_NS, MAX_DURATION_TEXT
 from .cron import CronError, Schedule
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
@@ -27,15 +29,29 @@ REASONS = ("Underutilized", "Empty", "Drifted")
 _CONTROLLERS = {"Deployment", "ReplicaSet", "StatefulSet", "Job"}
 _DURATION = re.compile(r"^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$")
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_GO_UNIT_NS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
+
+
+def _too_long(text: str) -> bool:
+    """Beyond time.ParseDuration's int64 nanoseconds (exact, in Decimal)."""
+    return sum(Decimal(n) * _GO_UNIT_NS[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)", text)) \
+        > MAX_DURATION_NS
 
 
 def go_duration(text: str) -> float | None:
-    """Seconds of a Go duration string ("1h30m", "90s"), or None when it is not one."""
+    """Seconds of a Go duration string ("1h30m", "90s"), or None when time.ParseDuration would
+    refuse it (not one, or beyond its int64 nanoseconds)."""
     if text in ("0",):
         return 0.0
-    if not _DURATION.match(text):
+    if not _DURATION.match(text) or _too_long(text):
         return None
     return sum(float(n) * _GO_UNITS[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)", text))
+
+
+def _duration_error(text: str, example: str) -> str:
+    if _DURATION.match(text):
+        return f"duration {text!r} is longer than Go durations hold (int64 nanoseconds, at most {MAX_DURATION_TEXT})"
+    return f"invalid duration {text!r} (expected e.g. {example})"
 
 
 @dataclass(frozen=True)
@@ -163,7 +179,7 @@ def load_pool_disruption(obj: dict, ctx: Ctx) -> PoolDisruption:
     after_text = ctx.string(disruption.get("consolidateAfter"), "spec.disruption.consolidateAfter", "0s")
     after = None if after_text == "Never" else go_duration(after_text)
     if after is None and after_text != "Never":
-        raise ctx.error("spec.disruption.consolidateAfter", f"invalid duration {after_text!r} (expected e.g. 30s, 5m, 1h or Never)")
+        raise ctx.error("spec.disruption.consolidateAfter", _duration_error(after_text, "30s, 5m, 1h or Never"))
     budgets = []
     raw_budgets = disruption.get("budgets")
     if raw_budgets is None:
@@ -190,7 +206,7 @@ def load_pool_disruption(obj: dict, ctx: Ctx) -> PoolDisruption:
             except CronError as exc:
                 raise ctx.error(f"{path}.schedule", f"invalid cron {schedule!r}: {exc}") from None
             if go_duration(duration) is None:
-                raise ctx.error(f"{path}.duration", f"invalid duration {duration!r} (expected e.g. 10h or 30m)")
+                raise ctx.error(f"{path}.duration", _duration_error(duration, "10h or 30m"))
         budgets.append(Budget(nodes, reasons, schedule, duration))
     return PoolDisruption(policy, after, after_text, tuple(budgets), spec.get("replicas") is not None)
 

@@ -131,6 +131,7 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
             claimed_nodes.update({str(obj["status"].get("nodeName") or ""), str(obj["status"].get("providerID") or "")})
     claimed_nodes.discard("")
     seen: dict = {}
+    controllers: dict = {}  # (kind, namespace, name) -> (object, origin)
     unmodelled: Counter = Counter()
     pod_volumes: list = []  # (pod, refs, ctx, controller pod index or None)
     default_class = None
@@ -183,6 +184,19 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
                 pod_volumes.append((pod, refs, ctx, None))
             inputs.pods.append(pod)
         elif CONTROLLER_KINDS.get(kind) == group:
+            meta = _meta(obj)
+            key = (kind, str(meta.get("namespace") or "default"), str(meta.get("name")))
+            if key in controllers:
+                # The API server holds one object per name: two different specs cannot both run, and
+                # the same one twice (a file given twice) is one object, not twice the pods.
+                first, first_origin = controllers[key]
+                if first != obj:
+                    where = f" (first defined in {first_origin})" if first_origin else ""
+                    raise ctx.error("metadata.name", f"{kind} {key[1]}/{key[2]} is defined twice with different "
+                                                     f"specs{where}; the cluster holds one object per name")
+                inputs.warnings.append(f"{kind} {key[1]}/{key[2]} is defined twice, identically; counted once")
+                continue
+            controllers[key] = (obj, origin)
             _load_controller(obj, ctx, kind, inputs, owners, pod_volumes, max_pods)
         elif group == "apps" and kind == "DaemonSet":
             inputs.daemonsets.append(load_daemonset(obj, ctx, inputs.namespaces))

@@ -63,8 +63,13 @@ class Ctx:
         return parsed
 
     def resource_list(self, value, path: str, ceiling: int = REQUEST_MAX_MILLI) -> dict:
-        return {self.key(k, path): self.quantity(v, f"{path}.{k}", ceiling)
-                for k, v in self.mapping(value, path).items()}
+        parsed = {self.key(k, path): self.quantity(v, f"{path}.{k}", ceiling)
+                  for k, v in self.mapping(value, path).items()}
+        for name, milli in parsed.items():
+            problem = quantity.whole_units_problem(name, milli)
+            if problem:  # ValidateResourceQuantityValue: `nvidia.com/gpu: 0.5` would share one GPU
+                raise self.error(f"{path}.{name}", f"{value[name]!r} {problem}")
+        return parsed
 
     def key(self, key, path: str) -> str:
         if not isinstance(key, str):

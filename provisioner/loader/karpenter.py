@@ -47,6 +47,11 @@ def load_nodepool(obj: dict, ctx: Ctx) -> NodePool:
         if (why := restricted(key)) is not None:
             raise ctx.error("spec.template.spec.requirements", why)
     limits = ctx.resource_list(spec.get("limits"), "spec.limits", quantity.MAX_MILLI)
+    weight = ctx.integer(spec.get("weight"), "spec.weight", 0)
+    if spec.get("weight") is not None and not 1 <= weight <= 100:
+        # The NodePool CRD (pkg/apis/v1/nodepool.go: Minimum 1, Maximum 100): the API server refuses
+        # it, and a weight of 1000 would outrank every valid pool here.
+        raise ctx.error("spec.weight", f"{weight} is outside 1-100 (the NodePool CRD's range)")
     return NodePool(
         name=ctx.string(metadata.get("name"), "metadata.name"),
         node_class_ref=NodeClassRef(ctx.string(ref.get("group"), "nodeClassRef.group", "karpenter.k8s.aws"),
@@ -54,7 +59,7 @@ def load_nodepool(obj: dict, ctx: Ctx) -> NodePool:
         requirements=requirements, labels=labels,
         taints=ctx.taints(tspec.get("taints"), "spec.template.spec.taints"),
         startup_taints=ctx.taints(tspec.get("startupTaints"), "spec.template.spec.startupTaints"),
-        limits=limits, weight=ctx.integer(spec.get("weight"), "spec.weight", 0),
+        limits=limits, weight=weight,
         replicas=ctx.integer(spec.get("replicas"), "spec.replicas"),
     )
 

@@ -106,6 +106,25 @@ CONFIG_CASES = [
     ("cron-never-fires", {TEAM: team_text(disruption={"budgets": [{"nodes": "0", "schedule": "0 0 31 2 *",
                                                                    "duration": "1h"}]})},
      [TEAM, "nodePools[0].disruption.budgets[0].schedule", "never fires"]),
+    ("expire-after-int64", {TEAM: team_text(expireAfter="2562048h")},
+     [TEAM, "nodePools[0].expireAfter", "2562047h47m16.854775807s"]),
+    ("consolidate-after-int64", {TEAM: team_text(disruption={"consolidateAfter": "2562048h"})},
+     [TEAM, "nodePools[0].disruption.consolidateAfter", "2562047h47m16.854775807s"]),
+    ("grace-period-int64", {TEAM: team_text(terminationGracePeriod="2562048h")},
+     [TEAM, "nodePools[0].terminationGracePeriod", "2562047h47m16.854775807s"]),
+    ("budget-duration-int64", {TEAM: team_text(disruption={"budgets": [{"nodes": "0", "schedule": "@daily",
+                                                                        "duration": "2562048h"}]})},
+     [TEAM, "nodePools[0].disruption.budgets[0].duration", "2562047h47m16.854775807s"]),
+    ("budget-infinity", {TEAM: yaml.safe_dump({"name": "web", "budget": {"test": "Infinity"}, "nodePools": [POOL]})},
+     [TEAM, "budget.test", "finite"]),
+    ("budget-1e999", {TEAM: yaml.safe_dump({"name": "web", "budget": {"test": "1e999"}, "nodePools": [POOL]})},
+     [TEAM, "budget.test", "finite"]),
+    ("budget-nan", {TEAM: "name: web\nbudget: {test: .nan}\n" + yaml.safe_dump({"nodePools": [POOL]})},
+     [TEAM, "line 2", "finite"]),  # the YAML reader refuses .nan and .inf itself
+    ("gpu-limit-fraction", {TEAM: team_text(limits={"cpu": "10", "nvidia.com/gpu": "0.5"})},
+     [TEAM, "nodePools[0].limits", "nvidia.com/gpu", "integer"]),
+    ("gpu-largest-pod-fraction", {TEAM: team_text(largestPod={"cpu": "1", "nvidia.com/gpu": "500m"})},
+     [TEAM, "nodePools[0].largestPod", "nvidia.com/gpu", "integer"]),
 ]
 
 UTF16_BOM_TEAM = codecs.BOM_UTF16_LE + team_text().encode("utf-16-le")
@@ -134,6 +153,18 @@ def _with_spread(**constraint) -> str:
     return yaml.safe_dump(deployment)
 
 
+def _with_requests(requests: dict) -> str:
+    deployment = _deployment()
+    deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] = requests
+    return yaml.safe_dump(deployment)
+
+
+def _nodepool(**spec_changes) -> dict:
+    spec = {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                   "name": "default"}, "requirements": []}}, **spec_changes}
+    return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"}, "spec": spec}
+
+
 REQ = "spec.template.spec.containers[0].resources.requests.cpu"
 MANIFEST_CASES = [
     ("cpu-1e18", _with_cpu("1e18"), [REQ]),
@@ -156,6 +187,15 @@ MANIFEST_CASES = [
     ("min-domains-0", _with_spread(maxSkew=1, minDomains=0), ["minDomains"]),
     ("alias-bomb", _bomb(), ["alias"]),
     ("binary", b"\x7fELF\x00\x00", ["binary"]),
+    # second round (issue 22)
+    ("nodepool-weight-1000", yaml.safe_dump(_nodepool(weight=1000)), ["spec.weight", "1-100"]),
+    ("nodepool-weight-0", yaml.safe_dump(_nodepool(weight=0)), ["spec.weight", "1-100"]),
+    ("nodepool-gpu-limit-fraction", yaml.safe_dump(_nodepool(limits={"nvidia.com/gpu": "0.5"})),
+     ["spec.limits.nvidia.com/gpu", "integer"]),
+    ("gpu-request-fraction", _with_requests({"cpu": "1", "nvidia.com/gpu": "0.5"}),
+     ["resources.requests.nvidia.com/gpu", "integer"]),
+    ("deployment-twice-different", yaml.safe_dump_all([_deployment(), _deployment(replicas=5)]),
+     ["metadata.name", "twice with different specs"]),
 ]
 
 
