@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from .errors import InputError
@@ -34,6 +35,7 @@ SUBCOMMANDS = (
 )
 HELP = {name: help_text for name, _, help_text in SUBCOMMANDS}  # what each command's `register` says
 EXIT_INVALID_INPUT = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 
 
 def build_parser(chosen=None) -> argparse.ArgumentParser:
@@ -61,7 +63,22 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(chosen={chosen_command(argv)}).parse_args(argv)
     try:
-        return args.run(args) or 0
+        code = args.run(args) or 0
+        sys.stdout.flush()  # a reader that left (`| head -1`) shows here, not in the interpreter's exit
+        return code
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID_INPUT
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush of what is still buffered cannot
+    fail again with a traceback (the recipe of Python's `signal` docs, "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a stdout without a file descriptor (a test's capture)
+        pass
