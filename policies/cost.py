@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
@@ -84,6 +85,8 @@ def team_budget(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
             continue
         try:
             budgets[team] = float(raw)
+            if not math.isfinite(budgets[team]):  # "inf" would pass every team, "nan" too
+                raise ValueError(raw)
         except (TypeError, ValueError):
             yield Violation(pool.urn, f"{pool.label} annotation {BUDGET_ANNOTATION}={raw!r} is not a number of USD/hour")
             continue
@@ -92,7 +95,8 @@ def team_budget(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
         worst = [(pool, pool_worst_case(stack, pool)) for pool in pools]
         known = [(p, w) for p, w in worst if w is not None]
         total = sum(w for _, w in known)
-        if total > budgets[team]:
+        # Compared in the cents the message prints: never "$5.86 above its budget of $5.86".
+        if round(total, 2) > round(budgets[team], 2):
             named = ", ".join(f"{p.prop('metadata', 'name')} ${w:,.2f}/h" for p, w in
                               sorted(known, key=lambda item: -item[1]))
             yield Violation(known[0][0].urn, f"team {team}: its NodePools can cost up to ${total:,.2f}/h at their "

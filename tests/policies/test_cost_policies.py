@@ -75,3 +75,20 @@ def test_budget_is_mandatory_in_prod_only(environment, level):
     from policies.levels import default_level
     assert default_level("team-budget", environment) == level
     assert default_level("nodepool-size-capped", environment) == "advisory"
+
+
+def test_team_budget_compares_the_cents_it_prints(monkeypatch):
+    """A worst case of $5.8612/h against a budget of $5.86 read "$5.86/h ... above its budget of
+    $5.86/h": the comparison is now made in the cents the message shows."""
+    import policies.cost
+    monkeypatch.setattr(policies.cost, "pool_worst_case", lambda stack, pool: 5.8612)
+    pools = [_budgeted("web-api", "5.86", {"cpu": "1", "memory": "1Gi"}), nodeclass()]
+    assert run("team-budget", pools) == []
+    [message] = messages("team-budget", [_budgeted("web-api", "5.85", {"cpu": "1", "memory": "1Gi"}), nodeclass()])
+    assert "cost up to $5.86/h at their limits, above its budget of $5.85/h" in message
+
+
+@pytest.mark.parametrize("raw", ["inf", "Infinity", "nan"])
+def test_budget_annotation_not_finite_fails(raw):
+    [message] = messages("team-budget", [_budgeted("web-api", raw, {"cpu": "1", "memory": "1Gi"}), nodeclass()])
+    assert "is not a number of USD/hour" in message
