@@ -72,3 +72,56 @@ def test_build_never_holds_infinity(tmp_path):
     assert not out.exists() and list((tmp_path / "build").iterdir()) == []
     write_build(Capture(outputs={"budget": 20.0}), out)
     assert json.loads((out / "outputs.json").read_text()) == {"budget": 20.0}
+
+
+# --- gp3 volumes EC2 refuses at launch ----------------------------------------------------------
+
+def _nodeclass(**settings):
+    from components.config.nodeclasses import NodeClass
+    return NodeClass.model_validate(settings)
+
+
+@pytest.mark.parametrize("volume, accepted", [
+    ({"throughput": 750}, True),  # 0.25 MiB/s per IOPS of the 3,000 baseline
+    ({"throughput": 751}, False),
+    ({"iops": 4000, "throughput": 1000}, True),
+    ({"iops": 3999, "throughput": 1000}, False),
+    ({"size": "20Gi", "iops": 10000}, True),  # 20Gi is 22 GiB as Karpenter sends it (ScaledValue(Giga))
+    ({"size": "20Gi", "iops": 16000}, False),  # 500 IOPS per GiB: needs 32 GiB
+    ({"size": "32G", "iops": 16000}, True),
+])
+def test_gp3_root_volume_as_ec2_reads_it(volume, accepted):
+    """EBS gp3: at most 500 IOPS per GiB and 0.25 MiB/s of throughput per IOPS, else
+    RunInstances refuses the launch (the config used to render it)."""
+    if accepted:
+        assert _nodeclass(rootVolume=volume).root_volume.type == "gp3"
+    else:
+        with pytest.raises(ValidationError, match="per (GiB|IOPS)"):
+            _nodeclass(rootVolume=volume)
+
+
+def test_gp3_block_device_mapping_is_checked_too():
+    mapping = {"deviceName": "/dev/xvda", "rootVolume": True,
+               "ebs": {"volumeSize": "100Gi", "volumeType": "gp3", "throughput": 1000}}
+    with pytest.raises(ValidationError, match="0.25 MiB/s per IOPS"):
+        _nodeclass(blockDeviceMappings=[mapping])
+    _nodeclass(blockDeviceMappings=[{**mapping, "ebs": {**mapping["ebs"], "volumeType": "io2", "iops": 4000,
+                                                        "throughput": None}}])
+
+
+@pytest.mark.parametrize("alias, size, accepted", [
+    ("al2023@v20251117", "18Gi", True),  # 20 GiB as Karpenter sends it (ScaledValue(Giga), rounded up)
+    ("al2023@v20251117", "17Gi", False),
+    ("bottlerocket@v1.50.0", "10Gi", False),
+    ("windows2022@latest", "40Gi", False),
+    ("windows2022@latest", "50Gi", True),
+])
+def test_root_volume_below_the_ami_snapshot_is_refused(alias, size, accepted):
+    """EC2: "Volume of size N is smaller than snapshot"; the EKS AMIs' root snapshots are
+    Karpenter's default sizes (20 GiB; Windows 50 GiB; Bottlerocket's data volume 20 GiB)."""
+    settings = {"amiAlias": alias, "rootVolume": {"size": size}, "allowLatestAmi": alias.endswith("@latest")}
+    if accepted:
+        _nodeclass(**settings)
+    else:
+        with pytest.raises(ValidationError, match="root snapshot"):
+            _nodeclass(**settings)

@@ -43,6 +43,34 @@ def check_volume_size(value: str) -> str:
     return str(value)
 
 
+_SIZE_BYTES = {"Gi": 2**30, "G": 10**9, "Ti": 2**40, "T": 10**12}
+GP3_BASELINE_IOPS, GP3_BASELINE_THROUGHPUT = 3000, 125
+# Karpenter's default root sizes per AMI family (karpenter-provider-aws pkg/providers/amifamily
+# DefaultBlockDeviceMappings), the size of the EKS AMIs' root snapshots (Bottlerocket: its data volume).
+AMI_ROOT_SNAPSHOT_GIB = {"AL2": 20, "AL2023": 20, "Bottlerocket": 20, "Windows2019": 50, "Windows2022": 50,
+                         "Windows2025": 50}
+
+
+def ec2_volume_gib(size: str) -> int:
+    """The VolumeSize Karpenter sends EC2 (launchtemplate.go: VolumeSize.ScaledValue(resource.Giga),
+    rounded up): `50Gi` is 54."""
+    match = re.match(r"^([0-9]+)(Gi|G|Ti|T)$", size)
+    return -(-int(match.group(1)) * _SIZE_BYTES[match.group(2)] // 10**9)
+
+
+def gp3_problem(size: str | None, iops: int | None, throughput: int | None) -> str | None:
+    """Why EC2 RunInstances refuses this gp3 volume (EBS volume types, gp3: at most 500 IOPS per
+    GiB above the 3,000 baseline, at most 0.25 MiB/s of throughput per IOPS), or None."""
+    effective_iops = GP3_BASELINE_IOPS if iops is None else iops
+    if throughput is not None and throughput * 4 > effective_iops:
+        return (f"gp3 throughput {throughput} MiB/s needs at least {throughput * 4} IOPS (EC2 allows 0.25 MiB/s per "
+                f"IOPS; iops is {effective_iops}{' by default' if iops is None else ''})")
+    if size is not None and iops is not None and iops > GP3_BASELINE_IOPS and iops > 500 * ec2_volume_gib(size):
+        return (f"gp3 iops {iops} needs a volume of at least {-(-iops // 500)} GiB (EC2 allows 500 IOPS per GiB); "
+                f"{size} is {ec2_volume_gib(size)} GiB as Karpenter sends it")
+    return None
+
+
 def check_alias(value: str) -> str:
     if not _ALIAS.match(value):
         raise ValueError(f"{value!r} is not an AMI alias (family@version with family al2, al2023, bottlerocket, "
@@ -177,6 +205,9 @@ class Ebs(Model):
             raise ValueError("snapshotID or volumeSize must be defined")
         if self.volume_initialization_rate is not None and not self.snapshot_id:
             raise ValueError("snapshotID must be set when volumeInitializationRate is set")
+        problem = gp3_problem(self.volume_size, self.iops, self.throughput) if self.volume_type == "gp3" else None
+        if problem:  # EC2 refuses it at launch: no node of the class would ever start
+            raise ValueError(problem)
         return self
 
 

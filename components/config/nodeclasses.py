@@ -18,8 +18,11 @@ from .ec2 import (
     PlacementGroupSelector,
     SecurityGroupSelectorTerm,
     SubnetSelectorTerm,
+    AMI_ROOT_SNAPSHOT_GIB,
     check_alias,
     check_volume_size,
+    ec2_volume_gib,
+    gp3_problem,
 )
 
 __all__ = ["AmiSelectorTerm", "BlockDeviceMapping", "CapacityReservationSelectorTerm", "ConnectionTracking", "CpuOptions",
@@ -92,6 +95,7 @@ class RootVolume(Model):
                    else f"throughput can only be set on gp3, not {self.type}" if self.throughput is not None and self.type != "gp3"
                    else f"{self.type} needs iops (provisioned IOPS volume)" if self.type in ("io1", "io2") and self.iops is None
                    else "kmsKeyId needs encrypted: true" if self.kms_key_id and not self.encrypted
+                   else gp3_problem(self.size, self.iops, self.throughput) if self.type == "gp3"
                    else None)
         if problem:
             raise ValueError(problem)
@@ -332,6 +336,27 @@ class NodeClass(Model):
                 raise ValueError("must have only one blockDeviceMappings with rootVolume")
         elif self.family == "Custom" and "root_volume" in self.model_fields_set and not self.root_volume.device_name:
             raise ValueError("amiFamily Custom has no known root device: set rootVolume.deviceName")
+        return self
+
+    @model_validator(mode="after")
+    def _root_not_below_ami_snapshot(self) -> NodeClass:
+        """EC2 refuses a root volume smaller than the AMI's snapshot ("Volume of size N is smaller
+        than snapshot"); known for the EKS AMIs an alias selects."""
+        alias = self.ami_family_alias
+        family = _FAMILY_OF_ALIAS.get(alias) if alias else None
+        snapshot, device = AMI_ROOT_SNAPSHOT_GIB.get(family), ROOT_DEVICE.get(family)
+        if snapshot is None:
+            return self
+        if self.block_device_mappings is None:
+            sized = [("rootVolume.size", self.root_volume.size)] if (self.root_volume.device_name or device) == device else []
+        else:
+            sized = [(f"blockDeviceMappings[{i}].ebs.volumeSize", m.ebs.volume_size)
+                     for i, m in enumerate(self.block_device_mappings)
+                     if m.device_name == device and m.ebs and m.ebs.volume_size and not m.ebs.snapshot_id]
+        for path, size in sized:
+            if ec2_volume_gib(size) < snapshot:
+                raise ValueError(f"{path} {size} ({ec2_volume_gib(size)} GiB as Karpenter sends it) is below the "
+                                 f"{family} AMI's {snapshot} GiB root snapshot ({device}): EC2 refuses to launch the node")
         return self
 
     @model_validator(mode="after")

@@ -121,6 +121,16 @@ CONFIG_CASES = [
      [TEAM, "budget.test", "finite"]),
     ("budget-nan", {TEAM: "name: web\nbudget: {test: .nan}\n" + yaml.safe_dump({"nodePools": [POOL]})},
      [TEAM, "line 2", "finite"]),  # the YAML reader refuses .nan and .inf itself
+    ("gp3-throughput-per-iops", {STACK: stack_text({**SETTINGS, "nodeClasses": {"default": {"rootVolume": {
+        "iops": 3000, "throughput": 1000}}}})}, [STACK, "nodeClasses.default.rootVolume", "0.25 MiB/s per IOPS"]),
+    ("gp3-iops-per-gib", {STACK: stack_text({**SETTINGS, "nodeClasses": {"default": {"rootVolume": {
+        "size": "20Gi", "iops": 16000}}}})}, [STACK, "nodeClasses.default.rootVolume", "500 IOPS per GiB"]),
+    ("gp3-mapping-throughput", {STACK: stack_text({**SETTINGS, "nodeClasses": {"default": {"blockDeviceMappings": [
+        {"deviceName": "/dev/xvda", "rootVolume": True, "ebs": {"volumeSize": "100Gi", "volumeType": "gp3",
+                                                                "throughput": 1000}}]}}})},
+     [STACK, "nodeClasses.default.blockDeviceMappings[0].ebs", "0.25 MiB/s per IOPS"]),
+    ("root-below-ami-snapshot", {STACK: stack_text({**SETTINGS, "nodeClasses": {"default": {"rootVolume": {
+        "size": "10Gi"}}}})}, [STACK, "nodeClasses.default", "rootVolume.size", "20 GiB root snapshot"]),
     ("gpu-limit-fraction", {TEAM: team_text(limits={"cpu": "10", "nvidia.com/gpu": "0.5"})},
      [TEAM, "nodePools[0].limits", "nvidia.com/gpu", "integer"]),
     ("gpu-largest-pod-fraction", {TEAM: team_text(largestPod={"cpu": "1", "nvidia.com/gpu": "500m"})},
