@@ -209,6 +209,24 @@ MANIFEST_CASES = [
 ]
 
 
+NEGATIVE_PRICE_CATALOG = ('{"instance_types": [{"name": "m5.large", "vcpu": 2, "memory_mib": 8192, '
+                          '"price_od_usd_hour": -0.096}]}')
+
+
+def never_firing_budget_snapshot(duration: str = "2562047h") -> str:
+    """examples/snapshots/small-cluster.yaml with every NodePool's budgets replaced by one `nodes: "0"`
+    window that never fires (`0 0 31 2 *`) at the longest duration Karpenter reads: `consolidate`
+    must answer at once, and plan nothing (Karpenter holds such a budget always active)."""
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "examples" / "snapshots" / "small-cluster.yaml"
+    docs = list(yaml.safe_load_all(path.read_text()))
+    for doc in docs:
+        if isinstance(doc, dict) and doc.get("kind") == "NodePool":
+            doc["spec"].setdefault("disruption", {})["budgets"] = [
+                {"nodes": "0", "schedule": "0 0 31 2 *", "duration": duration}]
+    return yaml.safe_dump_all(docs)
+
+
 def pod_list(count: int) -> str:
     """A List of `count` pods as flow YAML (about 100 bytes a pod)."""
     item = ('{apiVersion: v1, kind: Pod, metadata: {name: p%d, namespace: default}, spec: {containers: '
