@@ -67,7 +67,8 @@ class RootVolume(Model):
     """The node's root EBS volume."""
 
     size: str = "50Gi"
-    """Volume size in Gi, G, Ti or T, e.g. `50Gi` (the EC2NodeClass accepts only these units)."""
+    """Volume size in Gi, G, Ti or T, e.g. `50Gi` (the EC2NodeClass accepts only these units); not below
+    the AMI's root snapshot (EKS AMIs by alias: 20 GiB, Windows 50 GiB)."""
     type: Literal["gp3", "gp2", "io1", "io2"] = "gp3"
     """EBS volume type."""
     encrypted: bool = True
@@ -75,9 +76,9 @@ class RootVolume(Model):
     kms_key_id: str | None = None
     """KMS key ARN for encryption; the account default when unset."""
     iops: int | None = Field(default=None, ge=3000, le=64000)
-    """Provisioned IOPS (gp3/io1/io2)."""
+    """Provisioned IOPS (gp3/io1/io2); gp3 allows at most 500 per GiB above its 3,000 baseline."""
     throughput: int | None = Field(default=None, ge=125, le=1000)
-    """Throughput in MiB/s (gp3)."""
+    """Throughput in MiB/s (gp3): at most 0.25 per IOPS (750 at the 3,000 baseline)."""
     device_name: str | None = None
     """Root device name; by default the AMI family's (AL2/AL2023 `/dev/xvda`, Windows `/dev/sda1`,
     Bottlerocket: this volume is the data volume `/dev/xvdb`, next to a 4Gi OS volume `/dev/xvda`).

@@ -126,9 +126,11 @@ class Budget(Model):
     nodes: BudgetNodes = "10%"
     """A node count (`5`) or a percentage of the pool's nodes (`10%`)."""
     schedule: CronSchedule | None = None
-    """Cron schedule (UTC) when the budget starts to apply; needs `duration`."""
+    """Cron schedule (UTC) when the budget starts to apply; needs `duration`. A schedule that can never
+    fire (`0 0 31 2 *`) is refused: Karpenter would hold the budget active all the time."""
     duration: BudgetDuration | None = None
-    """How long the budget applies after each `schedule` tick, e.g. `8h`; needs `schedule`."""
+    """How long the budget applies after each `schedule` tick, e.g. `8h`; needs `schedule`. At most
+    2562047h47m (Go durations are int64 nanoseconds), as for every duration here."""
     reasons: list[DisruptionReason] | None = None
     """Limit the budget to these disruption reasons (Underutilized, Empty, Drifted); all when unset."""
 
@@ -187,7 +189,8 @@ class NodePool(Model):
     provisioning). Only `limits.nodes` and no `weight` then; cannot be switched on or off later."""
     limits: dict[str, Quantity] | None = Field(default=None, validate_default=True)
     """Upper bound on the pool's total capacity, e.g. `{cpu: "200", memory: 800Gi}`, or a node
-    count `{nodes: "10"}`. Required for dynamic pools; a static pool may set only `nodes`."""
+    count `{nodes: "10"}`. Required for dynamic pools; a static pool may set only `nodes`. Extended
+    resources (`nvidia.com/gpu`) in whole units, as Kubernetes counts them."""
     weight: int | None = Field(default=None, ge=1, le=100)
     """Priority among pools (higher is tried first), 1-100; unset counts as 0. Not on static pools."""
     disruption: Disruption = Field(default_factory=Disruption)

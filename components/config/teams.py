@@ -44,7 +44,7 @@ class Team(Model):
     """Hourly budget in USD per environment, e.g. `{dev: 20, prod: 400}`: the most the team's
     NodePools together may cost at their limits (each pool's worst case from the catalog, summed;
     see docs/cost.md). Checked by the policy `team-budget` (mandatory in prod); an environment
-    without an entry has no budget."""
+    without an entry has no budget. A finite number above 0 (`Infinity`, `1e999` are refused)."""
     node_overlays: list[NodeOverlay] = Field(default_factory=list)
     """The team's NodeOverlays (karpenter.sh/v1alpha1), rendered as `<team>-<name>` and limited to
     the team's own NodePools."""
