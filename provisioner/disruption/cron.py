@@ -10,7 +10,7 @@ zero time. It steps over months and days, never minutes, so a schedule that neve
 from __future__ import annotations
 
 import calendar
-from datetime import datetime, timedelta, timezone
+from datetime import MAXYEAR, datetime, timedelta, timezone
 
 _MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
 _DAYS = {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}
@@ -93,14 +93,20 @@ class Schedule:
         (robfig's zero time) when none falls before the end of the fifth year after `t`."""
         if t.tzinfo is not None:
             t = t.astimezone(timezone.utc).replace(tzinfo=None)
+        if self.never_fires():
+            return None
         # Next starts at the upcoming second; the standard parser's seconds field is 0 only, so
         # the first candidate is the upcoming whole minute.
+        if t >= datetime.max - timedelta(minutes=1):
+            return datetime.max
         start = t.replace(microsecond=0) + timedelta(seconds=1)
         if start.second:
             start = start.replace(second=0) + timedelta(minutes=1)
         year_limit = start.year + YEARS_SEARCHED
         year, month, day, hour, minute = start.year, start.month, start.day, start.hour, start.minute
         while year <= year_limit:
+            if year > MAXYEAR:  # a firing Go could hold but datetime cannot: later than any `now` here
+                return datetime.max
             if month in self.months:
                 for d in range(day, calendar.monthrange(year, month)[1] + 1):
                     if self.day_matches(year, month, d):
@@ -125,7 +131,11 @@ def is_active(schedule: str, duration_seconds: float, now: datetime) -> bool:
     """Budget.IsActive: the next firing after (now - duration) is not after now. robfig's zero
     time (no firing within five years) is not after now either, so a budget whose schedule never
     fires is always active, as Karpenter has it."""
-    hit = Schedule(schedule).next(now - timedelta(seconds=duration_seconds))
     if now.tzinfo is not None:
         now = now.astimezone(timezone.utc).replace(tzinfo=None)
+    try:
+        checkpoint = now - timedelta(seconds=duration_seconds)
+    except OverflowError:  # before year 1, which Go's time holds and datetime does not
+        checkpoint = datetime.min
+    hit = Schedule(schedule).next(checkpoint)
     return hit is None or hit <= now

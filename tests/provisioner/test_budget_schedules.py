@@ -83,3 +83,12 @@ def test_next_is_the_first_matching_minute_after(fields, t):
         assert found is None or found > t + timedelta(days=3)
         if found is not None:
             assert s.matches(found)
+
+
+def test_times_at_the_ends_of_the_calendar_answer_without_error():
+    """`--at 9999-12-31T23:59` or a duration reaching before year 1: Go's time holds both, datetime
+    does not; a firing past year 9999 is later than any now, a never-firing schedule stays None."""
+    assert is_active("0 0 1 1 *", 3600, datetime(9999, 12, 31, 23, 59)) is False
+    assert is_active("0 0 31 2 *", 3600, datetime(9999, 12, 31, 23, 59)) is True
+    assert is_active("0 0 * * *", LONGEST_BUDGET_DURATION, datetime(1, 1, 2)) is True
+    assert Schedule("59 23 31 12 *").next(datetime(9999, 12, 31, 23, 59, 30)) == datetime.max
