@@ -2,6 +2,8 @@
 NodeOverlay (karpenter.sh/v1alpha1) and existing Nodes."""
 from __future__ import annotations
 
+import math
+
 from .. import labels as L
 from .. import quantity
 from ..models import ExistingNode, KubeletConfig, NodeClaimObject, NodeClass, NodeClassRef, NodeOverlay, NodePool
@@ -138,7 +140,8 @@ def load_overlay(obj: dict, ctx: Ctx) -> NodeOverlay:
         if raw is not None:
             text = str(raw).rstrip("%")
             try:
-                float(text)
+                if not math.isfinite(float(text)):  # "inf", "nan", "1e999": no price (the CRD's pattern refuses them)
+                    raise ValueError(text)
             except ValueError:
                 raise ctx.error(f"spec.{field}", f"invalid value {raw!r}") from None
     capacity = ctx.resource_list(spec.get("capacity"), "spec.capacity")

@@ -204,6 +204,8 @@ MANIFEST_CASES = [
      ["spec.limits.nvidia.com/gpu", "integer"]),
     ("gpu-request-fraction", _with_requests({"cpu": "1", "nvidia.com/gpu": "0.5"}),
      ["resources.requests.nvidia.com/gpu", "integer"]),
+    ("nodeoverlay-price-inf", yaml.safe_dump({"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay",
+                                              "metadata": {"name": "o"}, "spec": {"price": "inf"}}), ["spec.price"]),
     ("deployment-twice-different", yaml.safe_dump_all([_deployment(), _deployment(replicas=5)]),
      ["metadata.name", "twice with different specs"]),
 ]

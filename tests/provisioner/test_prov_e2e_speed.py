@@ -96,8 +96,14 @@ def test_each_item_is_json_dumps_text(items, options):
     items = items + [{"instance_type_options": options, "round": 1}, {"instance_type_options": list(options)}]
     for item in items:
         out = []
+        try:
+            expected = json.dumps(item, allow_nan=False)
+        except ValueError:  # Infinity or NaN: refused, never written as a bare (non-JSON) token
+            with pytest.raises(ValueError):
+                emit(item, out)
+            continue
         emit(item, out)
-        assert "".join(out) == json.dumps(item)
+        assert "".join(out) == expected
 
 
 def _reference(result) -> str:
@@ -116,11 +122,14 @@ def test_document_is_byte_identical_to_per_item_json_dumps():
                  deployment("b", replicas=2, cpu="9", node_selector={"x": "y"}))
     assert result.nodeclaims and result.unschedulable
     assert render_json(result) == _reference(result)
-    odd = SimulationResult(nodeclaims=[NodeClaimResult("p\u00e9", "t", "spot", "z", math.inf, True, ["ns/\"q\""],
-                                                       {"cpu": 1500}, {"memory": 2**30 * 1000}, ["t", "u"], round=2)],
-                           unschedulable=[Unschedulable("ns/x", "no \u2603 fits")], pods=2)
-    assert render_json(odd) == _reference(odd)
-    assert json.loads(render_json(odd))["nodeclaims"][0]["price_usd_hour"] == math.inf
+    def odd(price):
+        return SimulationResult(nodeclaims=[NodeClaimResult("p\u00e9", "t", "spot", "z", price, True, ["ns/\"q\""],
+                                                            {"cpu": 1500}, {"memory": 2**30 * 1000}, ["t", "u"], round=2)],
+                                unschedulable=[Unschedulable("ns/x", "no \u2603 fits")], pods=2)
+    assert render_json(odd(0.5)) == _reference(odd(0.5))
+    assert json.loads(render_json(odd(0.5)))["nodeclaims"][0]["price_usd_hour"] == 0.5
+    with pytest.raises(ValueError):  # a bare Infinity is not JSON: never written
+        render_json(odd(math.inf))
 
 
 def test_formatted_resources_are_fresh_dicts():
