@@ -214,7 +214,8 @@ def test_a_percentage_eviction_threshold_that_is_no_number_is_refused_with_the_k
 
 
 def test_root_volume_throughput_bounds_are_gp3s_125_to_1000():
-    assert NodeClass.model_validate({"rootVolume": {"throughput": 1000}}).root_volume.throughput == 1000
+    # 1000 MiB/s needs 4,000 IOPS (EC2 allows 0.25 MiB/s per IOPS)
+    assert NodeClass.model_validate({"rootVolume": {"throughput": 1000, "iops": 4000}}).root_volume.throughput == 1000
     assert NodeClass.model_validate({"rootVolume": {"throughput": 125}}).root_volume.throughput == 125
     assert "less than or equal to 1000" in refused(NodeClass, {"rootVolume": {"throughput": 1001}})
     assert "greater than or equal to 125" in refused(NodeClass, {"rootVolume": {"throughput": 124}})

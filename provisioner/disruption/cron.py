@@ -95,10 +95,10 @@ class Schedule:
             t = t.astimezone(timezone.utc).replace(tzinfo=None)
         if self.never_fires():
             return None
+        if t >= datetime.max - timedelta(minutes=1):
+            return datetime.max  # the next minute is past what datetime holds: later than any `now`
         # Next starts at the upcoming second; the standard parser's seconds field is 0 only, so
         # the first candidate is the upcoming whole minute.
-        if t >= datetime.max - timedelta(minutes=1):
-            return datetime.max
         start = t.replace(microsecond=0) + timedelta(seconds=1)
         if start.second:
             start = start.replace(second=0) + timedelta(minutes=1)
