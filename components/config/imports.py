@@ -16,8 +16,9 @@ from .nodeclasses import ROOT_DEVICE, NodeClass
 from .teams import Team
 
 NODEPOOL_API, NODECLASS_API = "karpenter.sh/v1", "karpenter.k8s.aws/v1"
-# A team's NodePools must have limits; an original without them gets this (and the report says so).
-IMPORT_LIMITS = {"cpu": "1000", "memory": "4000Gi"}
+# A team's NodePools must have limits; an original without them gets the strictest environment's
+# ceilings (the importer passes those of the project's stacks; this is the policy pack's default row).
+IMPORT_LIMITS = {"cpu": "128", "memory": "1Ti"}
 # Karpenter's root volume when an EC2NodeClass declares no blockDeviceMappings (amifamily
 # DefaultEBS: 20Gi gp3 encrypted; Windows 50Gi), written out so the rendered class keeps it.
 KARPENTER_ROOT_SIZE = {"Windows2019": "50Gi", "Windows2022": "50Gi", "Windows2025": "50Gi"}
@@ -27,10 +28,6 @@ KARPENTER_DEFAULT_ROOT_SIZE = "20Gi"
 MANAGED_NODECLASS_KEYS = ("role", "subnetSelectorTerms", "securityGroupSelectorTerms")
 _TEMPLATE_SPEC_KEYS = ("requirements", "taints", "startupTaints", "expireAfter", "terminationGracePeriod")
 _SPEC_KEYS = ("disruption", "limits", "weight", "replicas")
-_LEGACY = {
-    ("karpenter.sh", "Provisioner"): "Provisioner is karpenter.sh/v1alpha5; convert it to a karpenter.sh/v1 NodePool first",
-    ("karpenter.k8s.aws", "AWSNodeTemplate"): "AWSNodeTemplate is v1alpha1; convert it to a karpenter.k8s.aws/v1 EC2NodeClass first",
-}
 
 
 @dataclass(frozen=True)
@@ -99,7 +96,8 @@ def _unexpected(document: Document, mapping: Any, known: Iterable[str], path: st
                                       f"unknown field {key!r} (not in the {NODEPOOL_API} NodePool schema)"))
 
 
-def nodepool_entry(document: Document, team: str, result: ImportResult) -> dict[str, Any] | None:
+def nodepool_entry(document: Document, team: str, result: ImportResult,
+                   default_limits: dict[str, str] = IMPORT_LIMITS) -> dict[str, Any] | None:
     """The team-file entry for one NodePool; problems go to `result.errors`."""
     body, errors = document.body, result.errors
     name = str((body.get("metadata") or {}).get("name") or "")
@@ -145,9 +143,10 @@ def nodepool_entry(document: Document, team: str, result: ImportResult) -> dict[
         if key in spec:
             entry[key] = copy.deepcopy(spec[key])
     if "limits" not in spec and "replicas" not in spec:
-        entry["limits"] = dict(IMPORT_LIMITS)
+        entry["limits"] = dict(default_limits)
         result.changes.append(f"{document.file}: {document.at('spec.limits')}: none in the original; added "
-                              f"{IMPORT_LIMITS} (every dynamic NodePool here has limits; adjust them)")
+                              f"{default_limits} (every dynamic NodePool here has limits; these are the strictest "
+                              "environment's ceilings, policy nodepool-limits-within-ceiling: adjust them)")
     disruption = spec.get("disruption")
     if disruption is None or (isinstance(disruption, dict) and "consolidateAfter" not in disruption):
         # Same as the CRD's default, written so that the team file says what runs.
@@ -168,6 +167,8 @@ def nodeclass_entry(document: Document, result: ImportResult) -> dict[str, Any] 
         return None
     entry = {k: copy.deepcopy(v) for k, v in spec.items() if k not in MANAGED_NODECLASS_KEYS}
     for key in MANAGED_NODECLASS_KEYS:
+        if key == "role" and spec.get(key) == "$KARPENTER_NODE_ROLE":
+            continue  # karpenter-convert's placeholder: the migration already said what replaces it
         if key in spec:
             what = {"role": "the stack's node role (which has the cluster access entry)",
                     "subnetSelectorTerms": "the stack's subnets (cluster.subnets)",
@@ -199,8 +200,9 @@ def _alias_family(aliases: list[Any]) -> str | None:
     return None
 
 
-def import_documents(docs: Iterable[Document], team: str) -> ImportResult:
-    """A team file and a `nodeClasses` mapping for every NodePool and EC2NodeClass of `docs`."""
+def import_documents(docs: Iterable[Document], team: str, default_limits: dict[str, str] = IMPORT_LIMITS) -> ImportResult:
+    """A team file and a `nodeClasses` mapping for every NodePool and EC2NodeClass of `docs`
+    (older API versions are converted first: components/config/migrate)."""
     result = ImportResult()
     pools: list[tuple[Document, dict[str, Any]]] = []
     classes: dict[str, Document] = {}
@@ -210,21 +212,19 @@ def import_documents(docs: Iterable[Document], team: str) -> ImportResult:
             result.errors.append(ConfigIssue(document.file, document.where, "expected a Kubernetes object (a mapping)"))
             continue
         api_version, kind = str(body.get("apiVersion", "")), str(body.get("kind", ""))
-        group = api_version.rpartition("/")[0]
         name = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
-        if (group, kind) in _LEGACY:
-            result.errors.append(ConfigIssue(document.file, document.at("kind"), _LEGACY[(group, kind)]))
-        elif kind in ("NodePool", "EC2NodeClass") and api_version != (NODEPOOL_API if kind == "NodePool" else NODECLASS_API):
+        if kind in ("NodePool", "EC2NodeClass") and api_version != (NODEPOOL_API if kind == "NodePool" else NODECLASS_API):
             expected = NODEPOOL_API if kind == "NodePool" else NODECLASS_API
             result.errors.append(ConfigIssue(document.file, document.at("apiVersion"),
-                                             f"{api_version!r}: only {expected} is imported (migrate older APIs to v1 first)"))
+                                             f"{api_version!r}: {expected} is imported, and karpenter.sh/v1alpha5 and "
+                                             "v1beta1 objects converted; this version is neither"))
         elif kind not in ("NodePool", "EC2NodeClass"):
             result.notes.append(f"{document.file}: {document.where}: skipped {kind or 'an object without kind'} "
                                  f"{name or ''}".rstrip() + " (only NodePool and EC2NodeClass are imported)")
         elif not isinstance(name, str) or not name:
             result.errors.append(ConfigIssue(document.file, document.at("metadata.name"), "required"))
         elif kind == "NodePool":
-            entry = nodepool_entry(document, team, result)
+            entry = nodepool_entry(document, team, result, default_limits)
             if entry is not None:
                 pools.append((document, entry))
                 _note_metadata(document, result)
