@@ -85,7 +85,8 @@ def _project_with(project: Path, root: Path, stack: str, team: str, team_doc: di
     """A copy of the project's files for `stack`, with the imported team and node classes added."""
     (root / "stacks" / "teams").mkdir(parents=True)
     for name in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy(project / name, root / name)
+        # A project folder holding only stacks/ (tests, a scratch copy) is rendered by this program.
+        shutil.copy(project / name if (project / name).is_file() else PROJECT_DIR / name, root / name)
     for path in (project / "stacks" / "teams").glob("*.yaml"):
         shutil.copy(path, root / "stacks" / "teams" / path.name)
     (root / "stacks" / "teams" / f"{team}.yaml").write_text(yaml.safe_dump(team_doc, sort_keys=False))
@@ -100,7 +101,9 @@ def _project_with(project: Path, root: Path, stack: str, team: str, team_doc: di
 
 def policy_findings(project: Path, views: Iterable[StackView], team: str, team_doc: dict[str, Any],
                     node_classes: dict[str, Any]) -> list[str]:
-    """Every policy finding on the imported NodePools and node classes, per stack the team would join."""
+    """Every policy finding (and CRD check problem) on the imported NodePools and node classes, per
+    stack the team would join."""
+    from offline.checks import available, check_capture
     from offline.render import render_stack
     from policies.check import resource_from_render
     from policies.engine import evaluate
@@ -123,6 +126,11 @@ def policy_findings(project: Path, views: Iterable[StackView], team: str, team_d
             except Exception as err:  # noqa: BLE001 - the check is advice; the import itself stands
                 lines.append(f"{view.file} with this team could not be rendered to check policies: {err}")
                 continue
+            if available():
+                # The render's own CRD check at the release the stack pins (offline/checks.py).
+                names = {label.split(" ", 1)[1] for label in ours}
+                lines += [f"{view.file}: CRD check: {problem}" for problem in check_capture(capture)
+                          if problem.split(":", 1)[0].split("/", 1)[-1] in names]
             stack = Stack(view.environment, tuple(resource_from_render(r.to_json()) for r in capture.resources))
             for finding in evaluate(stack):
                 if finding.label in ours:

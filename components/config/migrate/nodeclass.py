@@ -34,12 +34,13 @@ _SELECTORS = {
 UBUNTU_ROOT = [{"deviceName": "/dev/sda1", "rootVolume": True,
                 "ebs": {"encrypted": True, "volumeType": "gp3", "volumeSize": "20Gi"}}]
 MANAGED_BY_TAG = "karpenter.sh/managed-by"
+DISCOVERY_TAG, CLUSTER_PLACEHOLDER = "karpenter.sh/discovery", "$CLUSTER_NAME"
 
 
 def selector_terms(selector: Any, doc: Document, path: str, special: dict[str, str], log: Log) -> list[dict] | None:
     """A v1alpha1 selector map as selector terms (nodeclass.go `New...SelectorTerms`): each
     comma-separated value is one alternative; special keys become `id`/`name`/`owner` terms."""
-    if not isinstance(selector, dict) or not all(isinstance(v, str) for v in selector.values()):
+    if not isinstance(selector, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in selector.items()):
         log.error(doc, path, "expected a mapping of tag keys (or aws-ids, aws::ids, aws::name, aws::owners) to strings")
         return None
     fields: dict[str, list[str]] = {"id": [""], "name": [""], "owner": [""]}
@@ -88,6 +89,13 @@ def from_v1alpha1(doc: Document, spec: Any, path: str, name: str, log: Log, *, i
                 out[target] = terms
                 log.changed(doc, f"{path}.{key}", f"written as {target}: {terms} ({V1BETA1_GUIDE}, "
                                                   "\"SubnetSelector, SecurityGroupSelector, and AMISelector\")")
+    for key in ("subnetSelector", "securityGroupSelector"):
+        target = _SELECTORS[key][0]
+        if target not in out:
+            out[target] = [{"tags": {DISCOVERY_TAG: CLUSTER_PLACEHOLDER}}]
+            log.changed(doc, f"{path}.{key}", f"absent (early releases found them by the cluster's tags): written as "
+                        f"{target}: [{{tags: {{{DISCOVERY_TAG}: {CLUSTER_PLACEHOLDER}}}}}], the getting-started "
+                        "discovery tag (v1 requires the terms); the platform uses the stack's subnets and security group")
     for key in _COPIED:
         if key in spec:
             out[key] = copy.deepcopy(spec[key])
@@ -129,6 +137,10 @@ def from_v1beta1(doc: Document, log: Log) -> dict[str, Any] | None:
     if spec is None:
         return None
     out = {k: copy.deepcopy(v) for k, v in spec.items() if k not in ("amiFamily", "amiSelectorTerms")}
+    if "role" not in spec and "instanceProfile" not in spec:
+        out["role"] = NODE_ROLE_PLACEHOLDER
+        log.changed(doc, "spec", "neither role nor instanceProfile (both the v1beta1 and v1 CRDs require one): the "
+                                 "stack's node role is used")
     if not _ami(out, spec.get("amiFamily"), copy.deepcopy(spec.get("amiSelectorTerms")) or None, doc, "spec", log):
         return None
     _imds_default(spec, doc, "spec", log)
