@@ -44,7 +44,7 @@ def test_each_install_guide_example_converts_and_passes_the_pinned_crd_check(tmp
     source = shared(f"seed-examples/{example}")
     code, out, err = importer("--team", "web", "--dry-run", str(source))
     assert code == 0, err
-    assert "Dry run: nothing written." in err and "CRD check" not in err
+    assert "\nDry run: nothing written.\n" in err and "CRD check" not in err
     pinned = load_platform(PROJECT_DIR, "prod").settings.karpenter.version
     objects = list(yaml.safe_load_all(out))
     assert sorted((o["apiVersion"], o["kind"]) for o in objects) == [("karpenter.k8s.aws/v1", "EC2NodeClass"),

@@ -205,14 +205,15 @@ def run(argv: Sequence[str] | None = None, out=sys.stdout, err=sys.stderr) -> in
         objects = [d.body for d in migration.documents if isinstance(d.body, dict)
                    and d.body.get("kind") in ("NodePool", "EC2NodeClass")]
         out.write(yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, width=120, allow_unicode=True))
-        print("Dry run: nothing written.", file=report)
+        done = "Dry run: nothing written."
     else:
         try:
             written = write(result.team, classes, args.team, out_dir, args.paths)
         except OSError as error:
             return _fail([f"{error.filename or out_dir}: cannot write: {error.strerror or error}"], err)
-        print(f"Wrote {', '.join(str(p) for p in written)}", file=report)
+        done = f"Wrote {', '.join(str(p) for p in written)}"
     print(f"Imported {len(result.imported)} object(s): {', '.join(result.imported)}", file=report)
+    print(done, file=report)
     for line in migration.log.changes + result.changes + rendered.additions:
         print(f"changed: {line}", file=report)
     for line in migration.log.notes + result.notes:

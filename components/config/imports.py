@@ -92,8 +92,10 @@ def _unexpected(document: Document, mapping: Any, known: Iterable[str], path: st
         return
     for key in mapping:
         if key not in known:
+            hint = ("; v1 keeps kubelet on the EC2NodeClass: move it to the node class's spec.kubelet"
+                    if key == "kubelet" else "")
             errors.append(ConfigIssue(document.file, document.at(f"{path}.{key}"),
-                                      f"unknown field {key!r} (not in the {NODEPOOL_API} NodePool schema)"))
+                                      f"unknown field {key!r} (not in the {NODEPOOL_API} NodePool schema){hint}"))
 
 
 def nodepool_entry(document: Document, team: str, result: ImportResult,
@@ -167,8 +169,8 @@ def nodeclass_entry(document: Document, result: ImportResult) -> dict[str, Any] 
         return None
     entry = {k: copy.deepcopy(v) for k, v in spec.items() if k not in MANAGED_NODECLASS_KEYS}
     for key in MANAGED_NODECLASS_KEYS:
-        if key == "role" and spec.get(key) == "$KARPENTER_NODE_ROLE":
-            continue  # karpenter-convert's placeholder: the migration already said what replaces it
+        if spec.get(key) in ("$KARPENTER_NODE_ROLE", [{"tags": {"karpenter.sh/discovery": "$CLUSTER_NAME"}}]):
+            continue  # the migration's placeholders: it already said what replaces them
         if key in spec:
             what = {"role": "the stack's node role (which has the cluster access entry)",
                     "subnetSelectorTerms": "the stack's subnets (cluster.subnets)",
