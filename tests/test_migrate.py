@@ -16,10 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.config.imports import Document
+from components.config.imports import Document, import_documents
 from components.config.migrate import migrate_documents
 from components.config.migrate.common import Log, seconds
 from components.config.migrate.nodeclass import selector_terms
+from components.config.roundtrip import roundtrip
 from provisioner.disruption.snapshot import go_duration
 
 
@@ -242,3 +243,6 @@ def test_no_input_makes_the_migration_crash(spec, kind):
     body = {"apiVersion": kind[0], "kind": kind[1], "metadata": {"name": "x"}, "spec": spec}
     result = migrate_documents([Document("f.yaml", "document 1", body)])
     assert result.log.errors or result.converted
+    imported = import_documents(result.documents, "web")  # and the import of what it made
+    if not (result.log.errors or imported.errors):
+        assert roundtrip(result.documents, imported, "web").losses == []
