@@ -163,6 +163,9 @@ spec:
      "in.yaml: document 1: spec.template.spec.kubelet: unknown field 'kubelet'"),
     (NODEPOOL_HEAD.replace("group: karpenter.k8s.aws,", "group: karpenter.k8s.aws/v1,"),
      "in.yaml: document 1: spec.template.spec.nodeClassRef.group: 'karpenter.k8s.aws/v1' is not valid"),
+    (NODEPOOL_HEAD.replace("group: karpenter.k8s.aws,", "apiVersion: karpenter.k8s.aws/v1,"),
+     "in.yaml: document 1: spec.template.spec.nodeClassRef.apiVersion: 'karpenter.k8s.aws/v1': apiVersion is the "
+     "karpenter.sh/v1beta1 spelling; a v1 NodePool takes group: karpenter.k8s.aws"),
     (NODEPOOL_HEAD.replace("karpenter.sh/v1\n", "karpenter.sh/v1beta1\n"),
      "in.yaml: document 1: spec.template.spec.nodeClassRef.group: unknown field 'group' (not in the "
      "karpenter.sh/v1beta1 NodePool schema)"),

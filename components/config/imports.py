@@ -124,6 +124,12 @@ def nodepool_entry(document: Document, team: str, result: ImportResult,
                                   f"{ref['group']!r} is not valid: a group has no '/' (the CRD's pattern ^[^/]*$); "
                                   "use karpenter.k8s.aws"))
         return None
+    if isinstance(ref, dict) and "apiVersion" in ref and "group" not in ref:
+        errors.append(ConfigIssue(document.file, document.at("spec.template.spec.nodeClassRef.apiVersion"),
+                                  f"{ref['apiVersion']!r}: apiVersion is the karpenter.sh/v1beta1 spelling; a v1 NodePool "
+                                  "takes group: karpenter.k8s.aws (or import the NodePool as karpenter.sh/v1beta1 to "
+                                  "have it converted)"))
+        return None
     if not isinstance(ref, dict) or ref.get("group") != "karpenter.k8s.aws" or ref.get("kind") != "EC2NodeClass":
         errors.append(ConfigIssue(document.file, document.at("spec.template.spec.nodeClassRef"),
                                   "must reference a karpenter.k8s.aws EC2NodeClass (group and kind), the only node class the "
