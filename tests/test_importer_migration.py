@@ -55,6 +55,7 @@ def test_each_install_guide_example_converts_and_passes_the_pinned_crd_check(tmp
 
 def test_the_v04_provisioner_converts_field_by_field(tmp_path):
     code, out, err = importer("--team", "web", "--dry-run", str(shared("seed-examples/provisioner-v1alpha5.yaml")))
+    assert code == 0
     pool, node_class = yaml.safe_load_all(out)
     assert pool["spec"]["disruption"] == {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "30s"}
     assert node_class["spec"]["amiSelectorTerms"] == [{"alias": "al2@latest"}]

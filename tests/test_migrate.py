@@ -220,9 +220,9 @@ def test_workloads_with_removed_annotations_get_a_note():
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
                   "spec": {"template": {"metadata": {"annotations": {"karpenter.sh/do-not-evict": "true"}}}}}
     result, _ = migrate(deployment)
-    assert result.log.notes == ["in.yaml: document 1: spec.template.metadata.annotations.karpenter.sh/do-not-evict: "
-                                "Karpenter v1 ignores this annotation: rename it to karpenter.sh/do-not-disrupt in your "
-                                "manifests (the v1 migration guide, \"Deprecated Annotations\")"]
+    assert result.log.notes == [("in.yaml: document 1: spec.template.metadata.annotations.karpenter.sh/do-not-evict: "
+                                 "Karpenter v1 ignores this annotation: rename it to karpenter.sh/do-not-disrupt in your "
+                                 "manifests (the v1 migration guide, \"Deprecated Annotations\")")]
 
 
 _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2, 40), st.sampled_from(["", "x", "AL2", "Ubuntu", "30s"]))

@@ -31,7 +31,7 @@ from provisioner.safeyaml import UnsafeInput, load_yaml_files  # the one bounded
 
 from .errors import ConfigIssue
 from .import_checks import PROJECT_DIR, name_clashes, policy_findings, read_stacks, strictest_limits
-from .imports import Document, ImportResult, documents, import_documents
+from .imports import Document, documents, import_documents
 from .kube import check_dns_label
 from .loader import issue_from_unsafe
 from .migrate import migrate_documents

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from provisioner.commands.drift import render_table
 from provisioner.disruption.drift import drift
-
 from tests.provisioner.test_drift import nodeclass, nodepool
 
 

@@ -12,7 +12,7 @@ from typing import Iterable
 
 from ..imports import Document
 from . import nodeclass, nodepool
-from .common import REMOVED_ANNOTATIONS, DO_NOT_DISRUPT, GUIDE, Log, converted
+from .common import DO_NOT_DISRUPT, GUIDE, REMOVED_ANNOTATIONS, Log, converted
 from .kubelet import Pool, move_kubelet
 
 PROVISIONER = ("karpenter.sh/v1alpha5", "Provisioner")
@@ -97,10 +97,10 @@ def migrate_documents(documents: Iterable[Document]) -> Migration:
             classes.setdefault(body["metadata"]["name"], body)
     v1_classes: dict[str, int] = {}
     for index, document in enumerate(slots):
-        if document is not None and _kind(document) == ("karpenter.k8s.aws/v1", "EC2NodeClass") and _name(document):
-            if _name(document) not in classes:
-                classes[_name(document)] = copy.deepcopy(document.body)
-                v1_classes[_name(document)] = index
+        if (document is not None and _kind(document) == ("karpenter.k8s.aws/v1", "EC2NodeClass") and _name(document)
+                and _name(document) not in classes):
+            classes[_name(document)] = copy.deepcopy(document.body)
+            v1_classes[_name(document)] = index
     copies = move_kubelet(pools, classes, log)
     for name, index in v1_classes.items():
         if classes[name] != slots[index].body:
