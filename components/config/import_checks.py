@@ -20,7 +20,7 @@ import yaml
 from .errors import ConfigError
 from .imports import IMPORT_LIMITS
 from .kube import parse_quantity
-from .loader import load_platform, load_yaml, stack_file
+from .loader import load_yaml, read_stack_files, stack_file
 from .stack import PROJECT
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -42,16 +42,21 @@ def stack_names(project: Path) -> list[str]:
 
 
 def read_stacks(project: Path) -> tuple[list[StackView], list[str]]:
-    """Each valid stack's environment and node class names; a warning for each stack that is not valid."""
+    """Each stack's environment and node class names, as the loader reads its files (the render in
+    policy_findings validates the whole stack); a warning for each stack file that cannot be read."""
     views, warnings = [], []
     for name in stack_names(project):
         try:
-            platform = load_platform(project, name)
+            raw = read_stack_files(project, name)
         except ConfigError as err:
-            warnings.append(f"{stack_file(name)} is not valid ({err.issues[0]}); its ceilings and node classes are not "
+            warnings.append(f"{stack_file(name)} cannot be read ({err.issues[0]}); its ceilings and node classes are not "
                             "considered")
             continue
-        views.append(StackView(name, platform.environment, tuple(platform.settings.node_classes)))
+        environment = raw.values.get(f"{PROJECT}:environment")
+        classes = raw.values.get(f"{PROJECT}:nodeClasses")
+        # StackSettings.node_classes defaults to {"default": ...} when the key is absent.
+        names = tuple(classes) if isinstance(classes, dict) else ("default",)
+        views.append(StackView(name, environment if isinstance(environment, str) and environment else name, names))
     return views, warnings
 
 
@@ -103,8 +108,11 @@ def policy_findings(project: Path, views: Iterable[StackView], team: str, team_d
                     node_classes: dict[str, Any]) -> list[str]:
     """Every policy finding (and CRD check problem) on the imported NodePools and node classes, per
     stack the team would join."""
-    from offline.checks import available, check_capture
+    from offline.checks import rendered_version
     from offline.render import render_stack
+    from policies.model import NODECLASS, NODEPOOL
+
+    from ..crds import validate_manifests
     from policies.check import resource_from_render
     from policies.engine import evaluate
     from policies.model import Stack
@@ -126,11 +134,11 @@ def policy_findings(project: Path, views: Iterable[StackView], team: str, team_d
             except Exception as err:  # noqa: BLE001 - the check is advice; the import itself stands
                 lines.append(f"{view.file} with this team could not be rendered to check policies: {err}")
                 continue
-            if available():
-                # The render's own CRD check at the release the stack pins (offline/checks.py).
-                names = {label.split(" ", 1)[1] for label in ours}
-                lines += [f"{view.file}: CRD check: {problem}" for problem in check_capture(capture)
-                          if problem.split(":", 1)[0].split("/", 1)[-1] in names]
+            # The render's own CRD check (offline/checks.py), on the imported objects, at the release the stack pins.
+            mine = [r.inputs for r in capture.resources if r.type in (NODEPOOL, NODECLASS)
+                    and f"{r.inputs.get('kind')} {(r.inputs.get('metadata') or {}).get('name')}" in ours]
+            for name, violations in validate_manifests(mine, version=rendered_version(capture)).items():
+                lines += [f"{view.file}: CRD check: {name}: {violation}" for violation in violations]
             stack = Stack(view.environment, tuple(resource_from_render(r.to_json()) for r in capture.resources))
             for finding in evaluate(stack):
                 if finding.label in ours:
