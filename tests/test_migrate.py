@@ -85,9 +85,27 @@ def test_ttl_seconds_until_expired_becomes_expire_after_in_the_template():
     assert objects[("NodePool", "default")]["spec"]["template"]["spec"]["expireAfter"] == "720h"
 
 
-@given(st.integers(0, 10**9))
+@given(st.integers(0, (2**63 - 1) // 10**9))
 def test_seconds_are_written_as_a_duration_karpenter_reads_back(value):
     assert go_duration(seconds(value, Document("f", "d", {}), "p", Log())) == value
+
+
+def test_seconds_beyond_go_durations_are_refused():
+    """nodepool.go New: lo.Must(time.ParseDuration(fmt.Sprintf("%ds", ttl))) panics above int64 nanoseconds."""
+    log = Log()
+    assert seconds(9223372037, Document("f", "document 1", {}), "spec.ttlSecondsUntilExpired", log) is None
+    assert str(log.errors[0]) == ("f: document 1: spec.ttlSecondsUntilExpired: 9223372037 seconds is above the longest "
+                                  "duration Karpenter reads (9223372036 seconds, Go's time.Duration limit of about 292 years)")
+
+
+def test_errors_in_a_converted_provisioner_name_the_keys_the_user_wrote(tmp_path):
+    """Validation runs on the v1 object; its key paths are mapped back (spec.template.spec.requirements -> spec.requirements)."""
+    body = provisioner(requirements=[{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["four"]}],
+                       labels={"karpenter.sh/nodepool": "x"}, provider={"tags": {"": "x"}})
+    result = migrate_documents([Document("in.yaml", "document 1", body)])
+    imported = import_documents(result.documents, "web")
+    assert [e.path for e in imported.errors] == ["document 1: spec.requirements[0]", "document 1: spec.labels",
+                                                 "document 1: spec.provider.tags"]
 
 
 def test_provisioner_defaults_are_written_out_and_labels_move_to_the_template():

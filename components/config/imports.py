@@ -37,8 +37,16 @@ class Document:
     file: str
     where: str
     body: Any
+    renamed: tuple[tuple[str, str], ...] = ()
+    """For an object converted from an older API (components/config/migrate): (v1 key path, the
+    original's key path) pairs, so that messages name what the user wrote."""
+    source: str = ""
+    """For a converted object: where the original is (`where` then says it was converted)."""
 
     def at(self, path: str) -> str:
+        for new, old in self.renamed:
+            if path == new or path.startswith((f"{new}.", f"{new}[")):
+                return f"{self.source}: {old}{path[len(new):]}"
         return f"{self.where}: {path}" if path else self.where
 
 

@@ -12,7 +12,7 @@ from typing import Iterable
 
 from ..imports import Document
 from . import nodeclass, nodepool
-from .common import DO_NOT_DISRUPT, GUIDE, REMOVED_ANNOTATIONS, Log, converted
+from .common import DO_NOT_DISRUPT, GUIDE, RENAMED, REMOVED_ANNOTATIONS, Log, converted
 from .kubelet import Pool, move_kubelet
 
 PROVISIONER = ("karpenter.sh/v1alpha5", "Provisioner")
@@ -105,7 +105,7 @@ def migrate_documents(documents: Iterable[Document]) -> Migration:
     for name, index in v1_classes.items():
         if classes[name] != slots[index].body:
             original = slots[index]
-            slots[index] = converted(original, classes[name], " (kubelet added)")
+            slots[index] = converted(original, classes[name], " (kubelet added)", _renamed(original, classes[name]))
             result.converted.append(slots[index])
 
     bodies = {slot: (original, body) for slot, original, body in made}
@@ -114,7 +114,7 @@ def migrate_documents(documents: Iterable[Document]) -> Migration:
         if slot is None:
             original, body = bodies[index]
             what = ": spec.provider" if body["kind"] == "EC2NodeClass" and _kind(original) == PROVISIONER else ""
-            slots[index] = converted(original, body, what)
+            slots[index] = converted(original, body, what, _renamed(original, body))
             result.converted.append(slots[index])
             if body["kind"] == "EC2NodeClass":
                 origin.setdefault(body["metadata"]["name"], original)
@@ -122,13 +122,32 @@ def migrate_documents(documents: Iterable[Document]) -> Migration:
             origin.setdefault(_name(slot), slot)
         result.documents.append(slots[index])
     for new_name, (copied, copy_body) in copies.items():
-        extra = converted(origin[copied], copy_body, f" (copy {new_name!r} for a kubelet setting)")
+        extra = converted(origin[copied], copy_body, f" (copy {new_name!r} for a kubelet setting)",
+                          _renamed(origin[copied], copy_body))
         result.documents.append(extra)
         result.converted.append(extra)
     if result.converted:
         log.notes.append(f"converted {len(made)} object(s) to v1 following {GUIDE} and Karpenter's conversion tool and "
                          "webhooks; the lines below say what changed and what could not be carried")
     return result
+
+
+def _renamed(original: Document, body: dict) -> tuple[tuple[str, str], ...]:
+    """Key paths of the v1 `body` as `original` has them (common.RENAMED; AMI terms the conversion
+    wrote itself come from amiFamily)."""
+    kind = _kind(original)
+    if body["kind"] == "NodePool":
+        return RENAMED["Provisioner" if kind == PROVISIONER else "NodePool"]
+    spec = original.body.get("spec") if isinstance(original.body.get("spec"), dict) else {}
+    if kind == PROVISIONER:
+        return RENAMED["provider"]
+    if kind == NODE_TEMPLATE:
+        ami = "spec.amiSelector" if "amiSelector" in spec else "spec.amiFamily"
+        table = RENAMED["AWSNodeTemplate"]
+    else:
+        ami = "spec.amiSelectorTerms" if spec.get("amiSelectorTerms") else "spec.amiFamily"
+        table = RENAMED["EC2NodeClass"]
+    return tuple((new, ami if new == "spec.amiSelectorTerms" else old) for new, old in table)
 
 
 def _removed_annotations(document: Document, log: Log) -> None:

@@ -22,6 +22,7 @@ DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 # v1-migration.md "Deprecated Annotations, Labels, and Tags Removed": both became do-not-disrupt.
 REMOVED_ANNOTATIONS = ("karpenter.sh/do-not-evict", "karpenter.sh/do-not-consolidate")
 GUIDE = "the v1 migration guide"
+MAX_SECONDS = (2**63 - 1) // 10**9
 V1BETA1_GUIDE = "the v1beta1 migration guide"
 
 
@@ -53,6 +54,11 @@ def seconds(value: Any, doc: Document, path: str, log: Log) -> str | None:
     nodepoolutil.New (karpenter v0.32 pkg/utils/nodepool/nodepool.go) parses `fmt.Sprintf("%ds")`."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         log.error(doc, path, f"expected a non-negative whole number of seconds, got {value!r}")
+        return None
+    if value > MAX_SECONDS:
+        # time.ParseDuration fails above int64 nanoseconds (nodepool.go wraps it in lo.Must: a panic).
+        log.error(doc, path, f"{value} seconds is above the longest duration Karpenter reads ({MAX_SECONDS} seconds, "
+                             "Go's time.Duration limit of about 292 years)")
         return None
     hours, rest = divmod(value, 3600)
     minutes, secs = divmod(rest, 60)
@@ -94,6 +100,31 @@ def object_metadata(body: dict[str, Any]) -> dict[str, Any]:
     return {k: copy.deepcopy(metadata[k]) for k in ("name", "labels", "annotations") if metadata.get(k)}
 
 
-def converted(doc: Document, body: dict[str, Any], what: str = "") -> Document:
-    """The v1 object made from `doc`, located at the original document."""
-    return Document(doc.file, f"{doc.where}{what} (converted to v1)", body)
+# v1 key path -> the original's, per kind of conversion (most specific first; a path outside these
+# is named in the converted object, "document 1 (converted to v1): spec...").
+_SAME = (("metadata", "metadata"),)
+RENAMED = {
+    "Provisioner": (("spec.template.metadata.labels", "spec.labels"),
+                    ("spec.template.metadata.annotations", "spec.annotations"),
+                    ("spec.template.spec.requirements", "spec.requirements"),
+                    ("spec.template.spec.taints", "spec.taints"),
+                    ("spec.template.spec.startupTaints", "spec.startupTaints"),
+                    ("spec.template.spec.expireAfter", "spec.ttlSecondsUntilExpired"),
+                    ("spec.disruption.consolidateAfter", "spec.ttlSecondsAfterEmpty"),
+                    ("spec.limits", "spec.limits.resources"), ("spec.weight", "spec.weight"), *_SAME),
+    "provider": (("spec.subnetSelectorTerms", "spec.provider.subnetSelector"),
+                 ("spec.securityGroupSelectorTerms", "spec.provider.securityGroupSelector"),
+                 ("spec.amiSelectorTerms", "spec.provider.amiFamily"), ("spec", "spec.provider"), *_SAME),
+    "AWSNodeTemplate": (("spec.subnetSelectorTerms", "spec.subnetSelector"),
+                        ("spec.securityGroupSelectorTerms", "spec.securityGroupSelector"),
+                        ("spec.amiSelectorTerms", "spec.amiSelector"), ("spec", "spec"), *_SAME),
+    "NodePool": (("spec.template.spec.expireAfter", "spec.disruption.expireAfter"),
+                 ("spec.template.spec.nodeClassRef.group", "spec.template.spec.nodeClassRef.apiVersion"),
+                 ("spec", "spec"), *_SAME),
+    "EC2NodeClass": (("spec.amiSelectorTerms", "spec.amiSelectorTerms"), ("spec", "spec"), *_SAME),
+}
+
+
+def converted(doc: Document, body: dict[str, Any], what: str = "", renamed: tuple[tuple[str, str], ...] = ()) -> Document:
+    """The v1 object made from `doc`; key paths in `renamed` are named as the original has them."""
+    return Document(doc.file, f"{doc.where}{what} (converted to v1)", body, renamed, doc.where)
