@@ -128,7 +128,7 @@ def migrate_documents(documents: Iterable[Document]) -> Migration:
         result.converted.append(extra)
     if result.converted:
         log.notes.append(f"converted {len(made)} object(s) to v1 following {GUIDE} and Karpenter's conversion tool and "
-                         "webhooks; the lines below say what changed and what could not be carried")
+                         "webhooks; the `changed:` and `not carried over:` lines say what changed and what could not be carried")
     return result
 
 
