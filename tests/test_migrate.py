@@ -177,6 +177,14 @@ def test_v1beta1_nodepool_policy_expiry_and_node_class_ref():
                                                          "name": "default"}, "expireAfter": "168h"}
 
 
+def test_v1beta1_template_resources_are_not_carried_and_said_so():
+    """The v1beta1 NodeClaimSpec had `resources`; v1 has none (karpenter-convert drops an empty one)."""
+    result, objects = migrate(v1beta1_pool(resources={"requests": {"cpu": "1"}}))
+    assert "resources" not in objects[("NodePool", "default")]["spec"]["template"]["spec"]
+    assert result.log.losses[0].startswith("in.yaml: document 1: spec.template.spec.resources: {'requests': {'cpu': '1'}} "
+                                           "not carried")
+
+
 def test_when_idle_is_read_as_when_empty_and_said_so():
     result, objects = migrate(v1beta1_pool(disruption={"consolidationPolicy": "WhenIdle", "consolidateAfter": "30s"}))
     assert objects[("NodePool", "default")]["spec"]["disruption"] == {"consolidationPolicy": "WhenEmpty",

@@ -179,7 +179,12 @@ def from_v1beta1(doc: Document, log: Log) -> tuple[dict[str, Any], dict | None] 
     if isinstance(out_metadata.get("annotations"), dict):
         out_metadata["annotations"] = rename_annotations(out_metadata["annotations"], doc,
                                                          "spec.template.metadata.annotations", log)
-    out_template_spec = {k: copy.deepcopy(v) for k, v in template_spec.items() if k not in ("kubelet", "nodeClassRef")}
+    out_template_spec = {k: copy.deepcopy(v) for k, v in template_spec.items()
+                         if k not in ("kubelet", "nodeClassRef", "resources")}
+    if template_spec.get("resources"):
+        log.lost(doc, "spec.template.spec.resources", f"{template_spec['resources']!r} not carried: a v1 NodePool has no "
+                 "template resources (Karpenter sets them on each NodeClaim from its pods, never from the NodePool); "
+                 "nothing to do")
     ref = _node_class_ref(template_spec.get("nodeClassRef"), doc, log)
     if ref is None:
         return None
