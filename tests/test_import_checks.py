@@ -28,3 +28,10 @@ def test_a_stack_names_its_environment_and_gets_the_default_node_class(tmp_path)
         "platform's default class when not set): pasting nodeclasses.yaml there would replace it for every team using it. "
         "Rename the imported class (its metadata.name and the NodePools' nodeClassRef.name) and import again, or leave "
         "it out if the stack's class suits these NodePools"]
+
+
+def test_a_project_without_stacks_is_said_so(tmp_path):
+    views, warnings = read_stacks(tmp_path)
+    assert views == [] and strictest_limits(views) == {"cpu": "128", "memory": "1Ti"}
+    assert warnings == [f"{tmp_path / 'stacks'} holds no Pulumi.<stack>.yaml: no policy check, and the policy pack's "
+                        "default ceilings {'cpu': '128', 'memory': '1Ti'} for NodePools without limits"]

@@ -45,6 +45,9 @@ def read_stacks(project: Path) -> tuple[list[StackView], list[str]]:
     """Each stack's environment and node class names, as the loader reads its files (the render in
     policy_findings validates the whole stack); a warning for each stack file that cannot be read."""
     views, warnings = [], []
+    if not stack_names(project):
+        warnings.append(f"{project / 'stacks'} holds no Pulumi.<stack>.yaml: no policy check, and the policy pack's "
+                        f"default ceilings {IMPORT_LIMITS} for NodePools without limits")
     for name in stack_names(project):
         try:
             raw = read_stack_files(project, name)
