@@ -11,14 +11,16 @@ from typing import Any, Iterable, Iterator
 
 from pydantic import ValidationError
 
+from policies.levels import ceilings as policy_ceilings
+
 from .errors import ConfigIssue, format_path, issues_from_validation
 from .nodeclasses import ROOT_DEVICE, NodeClass
 from .teams import Team
 
 NODEPOOL_API, NODECLASS_API = "karpenter.sh/v1", "karpenter.k8s.aws/v1"
 # A team's NodePools must have limits; an original without them gets the strictest environment's
-# ceilings (the importer passes those of the project's stacks; this is the policy pack's default row).
-IMPORT_LIMITS = {"cpu": "128", "memory": "1Ti"}
+# ceilings (the importer passes those of the project's stacks; here, the policy pack's default row).
+IMPORT_LIMITS = {resource: policy_ceilings(None)[resource] for resource in ("cpu", "memory")}
 # Karpenter's root volume when an EC2NodeClass declares no blockDeviceMappings (amifamily
 # DefaultEBS: 20Gi gp3 encrypted; Windows 50Gi), written out so the rendered class keeps it.
 KARPENTER_ROOT_SIZE = {"Windows2019": "50Gi", "Windows2022": "50Gi", "Windows2025": "50Gi"}
