@@ -135,7 +135,7 @@ def test_omitted_consolidate_after_is_written_as_the_crd_default(tmp_path):
                                                             "name": "default"}, "requirements": []}}}}
     result = import_documents([Document("p.yaml", "document 1", pool)], "web")
     assert result.team["nodePools"][0]["disruption"] == {"consolidateAfter": "0s"}
-    assert result.team["nodePools"][0]["limits"] == {"cpu": "1000", "memory": "4000Gi"}
+    assert result.team["nodePools"][0]["limits"] == {"cpu": "128", "memory": "1Ti"}  # the dev ceilings fit
     assert any("spec.limits: none in the original" in line for line in result.changes)
     assert any("'default' was not among the input" in line for line in result.changes)
 
@@ -163,8 +163,12 @@ spec:
      "in.yaml: document 1: spec.template.spec.kubelet: unknown field 'kubelet'"),
     (NODEPOOL_HEAD.replace("group: karpenter.k8s.aws,", "group: karpenter.k8s.aws/v1,"),
      "in.yaml: document 1: spec.template.spec.nodeClassRef.group: 'karpenter.k8s.aws/v1' is not valid"),
+    (NODEPOOL_HEAD.replace("group: karpenter.k8s.aws,", "apiVersion: karpenter.k8s.aws/v1,"),
+     "in.yaml: document 1: spec.template.spec.nodeClassRef.apiVersion: 'karpenter.k8s.aws/v1': apiVersion is the "
+     "karpenter.sh/v1beta1 spelling; a v1 NodePool takes group: karpenter.k8s.aws"),
     (NODEPOOL_HEAD.replace("karpenter.sh/v1\n", "karpenter.sh/v1beta1\n"),
-     "in.yaml: document 1: apiVersion: 'karpenter.sh/v1beta1': only karpenter.sh/v1 is imported"),
+     "in.yaml: document 1: spec.template.spec.nodeClassRef.group: unknown field 'group' (not in the "
+     "karpenter.sh/v1beta1 NodePool schema)"),
     ("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: x}\nspec:\n  role: r\n  instanceProfile: p\n"
      "  amiSelectorTerms: [{alias: al2023@v20251117}]\n",
      "in.yaml: document 1: spec: must specify exactly one of ['role', 'instanceProfile']"),
@@ -178,8 +182,10 @@ spec:
      "  amiSelectorTerms: [{alias: al2023@v1}]\n  kubelet: {imageGCHighThresholdPercent: 50, imageGCLowThresholdPercent: 60}\n",
      "in.yaml: document 1: spec.kubelet: imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent"),
     ("kind: NodePool\nmetadata: {name: a\n", "in.yaml: malformed YAML: line"),
-    ("apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata: {name: a}\n",
-     "in.yaml: document 1: kind: Provisioner is karpenter.sh/v1alpha5"),
+    ("apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata: {name: a}\nspec: {ttlSecondsAfterEmpty: -30}\n",
+     "in.yaml: document 1: spec.ttlSecondsAfterEmpty: expected a non-negative whole number of seconds, got -30"),
+    ("apiVersion: karpenter.sh/v1beta2\nkind: NodePool\nmetadata: {name: a}\n",
+     "in.yaml: document 1: apiVersion: 'karpenter.sh/v1beta2': karpenter.sh/v1 is imported"),
 ])
 def test_invalid_or_refused_input_exits_2_with_file_and_key_path_and_writes_nothing(tmp_path, monkeypatch, text, expected):
     monkeypatch.chdir(tmp_path)

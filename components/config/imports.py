@@ -11,13 +11,16 @@ from typing import Any, Iterable, Iterator
 
 from pydantic import ValidationError
 
+from policies.levels import ceilings as policy_ceilings
+
 from .errors import ConfigIssue, format_path, issues_from_validation
 from .nodeclasses import ROOT_DEVICE, NodeClass
 from .teams import Team
 
 NODEPOOL_API, NODECLASS_API = "karpenter.sh/v1", "karpenter.k8s.aws/v1"
-# A team's NodePools must have limits; an original without them gets this (and the report says so).
-IMPORT_LIMITS = {"cpu": "1000", "memory": "4000Gi"}
+# A team's NodePools must have limits; an original without them gets the strictest environment's
+# ceilings (the importer passes those of the project's stacks; here, the policy pack's default row).
+IMPORT_LIMITS = {resource: policy_ceilings(None)[resource] for resource in ("cpu", "memory")}
 # Karpenter's root volume when an EC2NodeClass declares no blockDeviceMappings (amifamily
 # DefaultEBS: 20Gi gp3 encrypted; Windows 50Gi), written out so the rendered class keeps it.
 KARPENTER_ROOT_SIZE = {"Windows2019": "50Gi", "Windows2022": "50Gi", "Windows2025": "50Gi"}
@@ -27,10 +30,6 @@ KARPENTER_DEFAULT_ROOT_SIZE = "20Gi"
 MANAGED_NODECLASS_KEYS = ("role", "subnetSelectorTerms", "securityGroupSelectorTerms")
 _TEMPLATE_SPEC_KEYS = ("requirements", "taints", "startupTaints", "expireAfter", "terminationGracePeriod")
 _SPEC_KEYS = ("disruption", "limits", "weight", "replicas")
-_LEGACY = {
-    ("karpenter.sh", "Provisioner"): "Provisioner is karpenter.sh/v1alpha5; convert it to a karpenter.sh/v1 NodePool first",
-    ("karpenter.k8s.aws", "AWSNodeTemplate"): "AWSNodeTemplate is v1alpha1; convert it to a karpenter.k8s.aws/v1 EC2NodeClass first",
-}
 
 
 @dataclass(frozen=True)
@@ -40,8 +39,16 @@ class Document:
     file: str
     where: str
     body: Any
+    renamed: tuple[tuple[str, str], ...] = ()
+    """For an object converted from an older API (components/config/migrate): (v1 key path, the
+    original's key path) pairs, so that messages name what the user wrote."""
+    source: str = ""
+    """For a converted object: where the original is (`where` then says it was converted)."""
 
     def at(self, path: str) -> str:
+        for new, old in self.renamed:
+            if path == new or path.startswith((f"{new}.", f"{new}[")):
+                return f"{self.source}: {old}{path[len(new):]}"
         return f"{self.where}: {path}" if path else self.where
 
 
@@ -95,11 +102,14 @@ def _unexpected(document: Document, mapping: Any, known: Iterable[str], path: st
         return
     for key in mapping:
         if key not in known:
+            hint = ("; v1 keeps kubelet on the EC2NodeClass: move it to the node class's spec.kubelet"
+                    if key == "kubelet" else "")
             errors.append(ConfigIssue(document.file, document.at(f"{path}.{key}"),
-                                      f"unknown field {key!r} (not in the {NODEPOOL_API} NodePool schema)"))
+                                      f"unknown field {key!r} (not in the {NODEPOOL_API} NodePool schema){hint}"))
 
 
-def nodepool_entry(document: Document, team: str, result: ImportResult) -> dict[str, Any] | None:
+def nodepool_entry(document: Document, team: str, result: ImportResult,
+                   default_limits: dict[str, str] = IMPORT_LIMITS) -> dict[str, Any] | None:
     """The team-file entry for one NodePool; problems go to `result.errors`."""
     body, errors = document.body, result.errors
     name = str((body.get("metadata") or {}).get("name") or "")
@@ -124,6 +134,12 @@ def nodepool_entry(document: Document, team: str, result: ImportResult) -> dict[
                                   f"{ref['group']!r} is not valid: a group has no '/' (the CRD's pattern ^[^/]*$); "
                                   "use karpenter.k8s.aws"))
         return None
+    if isinstance(ref, dict) and "apiVersion" in ref and "group" not in ref:
+        errors.append(ConfigIssue(document.file, document.at("spec.template.spec.nodeClassRef.apiVersion"),
+                                  f"{ref['apiVersion']!r}: apiVersion is the karpenter.sh/v1beta1 spelling; a v1 NodePool "
+                                  "takes group: karpenter.k8s.aws (or import the NodePool as karpenter.sh/v1beta1 to "
+                                  "have it converted)"))
+        return None
     if not isinstance(ref, dict) or ref.get("group") != "karpenter.k8s.aws" or ref.get("kind") != "EC2NodeClass":
         errors.append(ConfigIssue(document.file, document.at("spec.template.spec.nodeClassRef"),
                                   "must reference a karpenter.k8s.aws EC2NodeClass (group and kind), the only node class the "
@@ -145,9 +161,10 @@ def nodepool_entry(document: Document, team: str, result: ImportResult) -> dict[
         if key in spec:
             entry[key] = copy.deepcopy(spec[key])
     if "limits" not in spec and "replicas" not in spec:
-        entry["limits"] = dict(IMPORT_LIMITS)
+        entry["limits"] = dict(default_limits)
         result.changes.append(f"{document.file}: {document.at('spec.limits')}: none in the original; added "
-                              f"{IMPORT_LIMITS} (every dynamic NodePool here has limits; adjust them)")
+                              f"{default_limits} (every dynamic NodePool here has limits; these are the strictest "
+                              "environment's ceilings, policy nodepool-limits-within-ceiling: adjust them)")
     disruption = spec.get("disruption")
     if disruption is None or (isinstance(disruption, dict) and "consolidateAfter" not in disruption):
         # Same as the CRD's default, written so that the team file says what runs.
@@ -168,6 +185,8 @@ def nodeclass_entry(document: Document, result: ImportResult) -> dict[str, Any] 
         return None
     entry = {k: copy.deepcopy(v) for k, v in spec.items() if k not in MANAGED_NODECLASS_KEYS}
     for key in MANAGED_NODECLASS_KEYS:
+        if spec.get(key) in ("$KARPENTER_NODE_ROLE", [{"tags": {"karpenter.sh/discovery": "$CLUSTER_NAME"}}]):
+            continue  # the migration's placeholders: it already said what replaces them
         if key in spec:
             what = {"role": "the stack's node role (which has the cluster access entry)",
                     "subnetSelectorTerms": "the stack's subnets (cluster.subnets)",
@@ -199,8 +218,9 @@ def _alias_family(aliases: list[Any]) -> str | None:
     return None
 
 
-def import_documents(docs: Iterable[Document], team: str) -> ImportResult:
-    """A team file and a `nodeClasses` mapping for every NodePool and EC2NodeClass of `docs`."""
+def import_documents(docs: Iterable[Document], team: str, default_limits: dict[str, str] = IMPORT_LIMITS) -> ImportResult:
+    """A team file and a `nodeClasses` mapping for every NodePool and EC2NodeClass of `docs`
+    (older API versions are converted first: components/config/migrate)."""
     result = ImportResult()
     pools: list[tuple[Document, dict[str, Any]]] = []
     classes: dict[str, Document] = {}
@@ -210,21 +230,19 @@ def import_documents(docs: Iterable[Document], team: str) -> ImportResult:
             result.errors.append(ConfigIssue(document.file, document.where, "expected a Kubernetes object (a mapping)"))
             continue
         api_version, kind = str(body.get("apiVersion", "")), str(body.get("kind", ""))
-        group = api_version.rpartition("/")[0]
         name = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
-        if (group, kind) in _LEGACY:
-            result.errors.append(ConfigIssue(document.file, document.at("kind"), _LEGACY[(group, kind)]))
-        elif kind in ("NodePool", "EC2NodeClass") and api_version != (NODEPOOL_API if kind == "NodePool" else NODECLASS_API):
+        if kind in ("NodePool", "EC2NodeClass") and api_version != (NODEPOOL_API if kind == "NodePool" else NODECLASS_API):
             expected = NODEPOOL_API if kind == "NodePool" else NODECLASS_API
             result.errors.append(ConfigIssue(document.file, document.at("apiVersion"),
-                                             f"{api_version!r}: only {expected} is imported (migrate older APIs to v1 first)"))
+                                             f"{api_version!r}: {expected} is imported, and karpenter.sh/v1alpha5 and "
+                                             "v1beta1 objects converted; this version is neither"))
         elif kind not in ("NodePool", "EC2NodeClass"):
             result.notes.append(f"{document.file}: {document.where}: skipped {kind or 'an object without kind'} "
                                  f"{name or ''}".rstrip() + " (only NodePool and EC2NodeClass are imported)")
         elif not isinstance(name, str) or not name:
             result.errors.append(ConfigIssue(document.file, document.at("metadata.name"), "required"))
         elif kind == "NodePool":
-            entry = nodepool_entry(document, team, result)
+            entry = nodepool_entry(document, team, result, default_limits)
             if entry is not None:
                 pools.append((document, entry))
                 _note_metadata(document, result)

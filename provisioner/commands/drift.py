@@ -40,16 +40,20 @@ def _causes(causes) -> str:
     return "; ".join(f"{c.kind} {c.path}" if c.path else c.kind for c in causes) or "-"
 
 
+def _state(item) -> str:
+    return "added" if item.added else "yes" if item.drift else "no"
+
+
 def render_table(report: DriftReport) -> str:
     data = report.to_dict()
     rows = [("NODEPOOL", "DRIFT", "NODES", "CAUSES")]
     for pool in report.nodepools:
-        rows.append((pool.name, "yes" if pool.drift else "no", "-" if pool.nodes is None else str(pool.nodes),
+        rows.append((pool.name, _state(pool), "-" if pool.nodes is None else str(pool.nodes),
                      _causes(pool.causes)))
     width = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = [f"{r[0]:<{width[0]}}  {r[1]:<{width[1]}}  {r[2]:>{width[2]}}  {r[3]}" for r in rows]
     classes = [("EC2NODECLASS", "DRIFT", "CAUSES")] + [
-        (c.name, "yes" if c.drift else "no", _causes(c.causes)) for c in report.nodeclasses]
+        (c.name, _state(c), _causes(c.causes)) for c in report.nodeclasses]
     cw = [max(len(r[i]) for r in classes) for i in range(2)]
     lines += [""] + [f"{r[0]:<{cw[0]}}  {r[1]:<{cw[1]}}  {r[2]}" for r in classes]
     summary = data["summary"]

@@ -56,6 +56,8 @@ class NodePoolDrift:
     name: str
     causes: list[Cause] = field(default_factory=list)
     nodes: int | None = None
+    added: bool = False
+    """New in `after` (a renamed pool is a new pool): the table says `added`, not `no`."""
 
     @property
     def drift(self) -> bool:
@@ -70,6 +72,7 @@ class NodePoolDrift:
 class NodeClassDrift:
     name: str
     causes: list[Cause] = field(default_factory=list)
+    added: bool = False
 
     @property
     def drift(self) -> bool:
@@ -163,7 +166,7 @@ def drift(before: Sequence[Any], after: Sequence[Any], snapshot: Sequence[Any] |
             # and IsDrifted cannot resolve it (cloudprovider.go): its nodes are not replaced.
             class_reports[name] = NodeClassDrift(name, [Cause("", "removed")])
         elif name not in classes_before:
-            class_reports[name] = NodeClassDrift(name)
+            class_reports[name] = NodeClassDrift(name, added=True)
         else:
             class_reports[name] = NodeClassDrift(name, nodeclass_causes(classes_before[name], classes_after[name]))
 
@@ -173,7 +176,7 @@ def drift(before: Sequence[Any], after: Sequence[Any], snapshot: Sequence[Any] |
         mine = [m for m in machines or [] if m.pool == name]
         old, new = pools_before.get(name), pools_after.get(name)
         if old is None:
-            pool_reports.append(NodePoolDrift(name, [], 0 if machines is not None else None))
+            pool_reports.append(NodePoolDrift(name, [], 0 if machines is not None else None, added=True))
             continue
         if new is None:
             # NodeClaims carry an ownerReference to their NodePool (scheduling/nodeclaimtemplate.go),
