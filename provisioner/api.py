@@ -12,6 +12,7 @@ from .loader import MAX_PODS, load_objects
 from .models import ExistingNode, Inputs
 from .result import Ignored, NodeClaimResult, SimulationResult, Unschedulable
 from .scheduling.resources import add
+from .scheduling.existing import PreparedNode, prepare_nodes
 from .scheduling.scheduler import Scheduler
 from .state import build_cluster
 from .state.cluster import rescheduled_pods
@@ -59,10 +60,19 @@ def plan_pools(inputs: Inputs, pools, notes=()) -> SimulationResult:
 
     Cluster state first (provisioner.state): launched NodeClaims and uninitialized nodes count as
     capacity, nodes being deleted do not and their pods are scheduled again. Then provisioning
-    rounds as Karpenter runs them: each round's NodeClaims become in-flight capacity of the next
-    (with their chosen type, so the NodePool limit reserved for their largest option is given
-    back), and pods a round could not place are tried again until a round launches nothing.
+    rounds as Karpenter runs them (plan_rounds).
     """
+    nodes, bound, pending, deleting = scheduling_view(inputs)
+    result = SimulationResult(pods=len(pending), warnings=list(inputs.warnings) + list(notes))
+    result.ignored = [Ignored(name, reason) for name, reason in inputs.ignored]
+    if deleting:
+        result.warnings.append(f"nodes being deleted are not used, their pods are scheduled again: {', '.join(sorted(deleting))}")
+    return plan_rounds(result, prepare_nodes(nodes, bound, inputs.daemonsets), pending, pools, inputs.daemonsets, notes)
+
+
+def scheduling_view(inputs: Inputs):
+    """The existing nodes the scheduler sees, the pods bound to them, the pods to schedule and
+    the names of the nodes being deleted: (nodes, bound, pending, deleting)."""
     cluster = build_cluster(inputs.nodes, inputs.nodeclaims)
     active = cluster.active()
     deleting = {s.node.name for s in cluster.deleting() if s.node is not None}
@@ -73,17 +83,29 @@ def plan_pools(inputs: Inputs, pools, notes=()) -> SimulationResult:
     bound = [p if names[p.node_name] == p.node_name else replace(p, node_name=names[p.node_name])
              for p in inputs.bound_pods if p.node_name in names]
     pending = list(inputs.pods) + rescheduled_pods(inputs.bound_pods, deleting)
-    result = SimulationResult(pods=len(pending), warnings=list(inputs.warnings) + list(notes))
-    result.ignored = [Ignored(name, reason) for name, reason in inputs.ignored]
-    if deleting:
-        result.warnings.append(f"nodes being deleted are not used, their pods are scheduled again: {', '.join(sorted(deleting))}")
+    return nodes, bound, pending, deleting
+
+
+def plan_rounds(result: SimulationResult, prepared: list, pending: list, pools, daemonsets, notes=(),
+                shared=None) -> SimulationResult:
+    """Provisioning rounds as Karpenter runs them, over existing nodes prepared once
+    (scheduling.existing): each round's NodeClaims become in-flight capacity of the next (with
+    their chosen type, so the NodePool limit reserved for their largest option is given back),
+    and pods a round could not place are tried again until a round launches nothing.
+    shared: a SharedSetup when many runs schedule against the same pools (a disruption pass)."""
     pools_by_name = {np_.name: np_ for np_, _ in pools}
+    prepared = list(prepared)
+    index: dict = {}  # node name -> position in `prepared`, built when a round first needs it
+    position = None  # the next bound pod's position (orders the anti-affinity groups), likewise
     inflight: dict = {}  # node name of a NodeClaim planned in an earlier round -> its NodeClaimResult
     errors: dict = {}
     rounds = 0
     for round_no in range(1, MAX_ROUNDS + 1):
-        plan = Scheduler(pools, inputs.daemonsets, nodes, bound, notes).solve(pending)
+        plan = Scheduler(pools, daemonsets, notes=notes, prepared=prepared, shared=shared).solve(pending)
         errors = plan.errors
+        if position is None and (plan.nodeclaims or plan.existing):
+            index = {prep.node.name: i for i, prep in enumerate(prepared)}
+            position = 1 + max((prep.positions[-1] for prep in prepared if prep.positions), default=-1)
         for i, claim in enumerate(plan.nodeclaims):
             entry = NodeClaimResult(
                 nodepool=claim.nodepool, instance_type=claim.instance_type.name,
@@ -96,10 +118,13 @@ def plan_pools(inputs: Inputs, pools, notes=()) -> SimulationResult:
             name = f"planned-round{round_no}-{i + 1}"
             inflight[name] = entry
             pool = pools_by_name.get(claim.nodepool)
-            nodes.append(ExistingNode(name, {**claim.labels, L.HOSTNAME: name}, pool.taints if pool else (),
-                                      dict(claim.instance_type.allocatable), dict(claim.instance_type.capacity),
-                                      initialized=False))
-            bound.extend(replace(p, node_name=name) for p in claim.pods)
+            node = ExistingNode(name, {**claim.labels, L.HOSTNAME: name}, pool.taints if pool else (),
+                                dict(claim.instance_type.allocatable), dict(claim.instance_type.capacity),
+                                initialized=False)
+            pods = [replace(p, node_name=name) for p in claim.pods]
+            index[name] = len(prepared)
+            prepared.append(PreparedNode(node, pods, daemonsets, range(position, position + len(pods))))
+            position += len(pods)
         for node, pods in plan.existing:
             if node in inflight:  # a later round filled a NodeClaim launched earlier
                 entry = inflight[node]
@@ -108,7 +133,10 @@ def plan_pools(inputs: Inputs, pools, notes=()) -> SimulationResult:
                     entry.requests = add(entry.requests, pod.spec.requests)
             else:
                 result.existing.setdefault(node, []).extend(p.name for p in pods)
-            bound.extend(replace(p, node_name=node) for p in pods)
+            i = index[node]
+            prepared[i] = prepared[i].with_pods([replace(p, node_name=node) for p in pods],
+                                                range(position, position + len(pods)), daemonsets)
+            position += len(pods)
         if plan.nodeclaims:
             rounds = round_no
         pending = [p for p in pending if p in errors]
