@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 from .. import labels as L
 from .pdb import Limits, do_not_disrupt, is_active, is_reschedulable, owned_by_daemonset
-from .snapshot import DO_NOT_DISRUPT, POD_DELETION_COST, NodeInfo, PodInfo, PoolDisruption, Snapshot
+from ..state.cluster import Cluster as Snapshot
+from ..state.objects import DO_NOT_DISRUPT, POD_DELETION_COST, PodInfo, PoolDisruption
+from ..state.statenode import StateNode
 
 PER_NODE_BASE_DISRUPTION_COST = 1.0
 BALANCED_K = 2  # pkg/apis/v1/nodepool.go BalancedK: approve when score >= 1/k
@@ -56,7 +58,7 @@ def offering_price(instance_type, zone: str | None, capacity_type: str | None) -
 
 @dataclass(eq=False)
 class Candidate:
-    node: NodeInfo
+    node: StateNode  # the Candidate embeds its StateNode, as upstream's does (types.go)
     pool: str
     spec: PoolDisruption
     instance_type: object | None  # models.InstanceType from the NodePool's catalog, or None
@@ -89,7 +91,7 @@ def pods_by_node(snap: Snapshot) -> dict:
     return out
 
 
-def validate_node(node: NodeInfo, snap: Snapshot) -> str | None:
+def validate_node(node: StateNode, snap: Snapshot) -> str | None:
     """ValidateNodeDisruptable, in upstream's order; None when the node may be disrupted."""
     claim = node.claim
     if claim is None:
@@ -123,7 +125,7 @@ def validate_pods(pods, limits: Limits) -> str | None:
     return None
 
 
-def new_candidate(node: NodeInfo, snap: Snapshot, limits: Limits, pool_types: dict, node_pods: list):
+def new_candidate(node: StateNode, snap: Snapshot, limits: Limits, pool_types: dict, node_pods: list):
     """NewCandidate: a Candidate, or the sentence saying why the node is none."""
     if why := validate_node(node, snap):
         return why
