@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ..api import resolve_catalog
+from ..planning import resolve_catalog
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
 from .drift import Drift
 from .emptiness import Emptiness

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .. import labels as L
-from ..api import plan_rounds, scheduling_view
+from ..planning import plan_rounds, scheduling_view
 from ..models import Inputs, Pod
 from ..result import SimulationResult
 from ..scheduling.existing import prepare_nodes
