@@ -8,7 +8,7 @@ that every Karpenter-managed node can be explained.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..state.objects import PoolDisruption
 from ..state.statenode import StateNode
@@ -81,6 +81,7 @@ class Command:
         return [p.name for c in self.candidates for p in c.reschedulable]
 
 
+@runtime_checkable
 class Method(Protocol):
     """Method (types.go): ShouldDisrupt, ComputeCommands, Reason, Class, ConsolidationType."""
     name: str  # how commands and reports name the method

@@ -1,0 +1,161 @@
+"""provisioner.api.disruption_pass: one pass of Karpenter v1.14.1's disruption controller over the
+one cluster model (kubernetes-sigs/karpenter pkg/controllers/disruption/controller.go, types.go,
+drift.go; pkg/controllers/state/statenode.go)."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from provisioner.api import disruption_pass, load_cluster, resolve_catalog
+from provisioner.disruption.controller import new_methods
+from provisioner.disruption.pass_state import PassState
+from provisioner.disruption.types import EVENTUAL, GRACEFUL, Method
+from provisioner.state import Cluster, StateNode
+from tests.provisioner.disruption_builders import TYPES, bound, knode, nodeclaim, pool, run
+from tests.provisioner.prov_builders import ZONES, catalog, nodeclass
+
+
+def drifted(name, node, since="2026-05-01T00:00:00Z"):
+    claim = nodeclaim(name, node)
+    claim["status"]["conditions"].append({"type": "Drifted", "status": "True", "lastTransitionTime": since})
+    return claim
+
+
+def cluster(*objects, pools=None):
+    return load_cluster(list(pools if pools is not None else [pool()]) + [nodeclass()] + list(objects))
+
+
+def run_pass(*objects, pools=None, now=None):
+    return disruption_pass(cluster(*objects, pools=pools), catalog=catalog(*TYPES), now=now, zones=ZONES)
+
+
+def commands(result) -> list:
+    return [(c.method, c.reason, c.decision, c.candidates) for c in result.commands]
+
+
+def busy_cluster():
+    """Two m.xlarge nodes a quarter full: consolidation would merge them."""
+    return [knode("a"), knode("b"), nodeclaim("claim-a", "a"), nodeclaim("claim-b", "b"),
+            bound("web-0", "a"), bound("api-0", "b")]
+
+
+def test_drift_comes_before_consolidation():
+    """controller.go NewMethods: emptiness, static drift, drift, multi-node, single-node; the
+    first method with a command ends the pass. A drifted node is replaced though consolidation
+    could merge it."""
+    objs = busy_cluster()
+    objs[2] = drifted("claim-a", "a")
+    result = run_pass(*objs)
+    assert commands(result) == [("drift", "drifted", "delete", ["a"])]  # its pod fits on b
+    assert result.commands[0].pods == ["default/web-0"]
+    assert dict(result.blocked)["b"].startswith("waits for a later pass: drift acted")
+
+
+def test_drift_launches_what_its_pods_need_whatever_the_price():
+    """drift.go: the command's replacements are the simulation's new NodeClaims (no price rule,
+    unlike consolidation.go computeConsolidation)."""
+    objs = [knode("a"), knode("b"), drifted("claim-a", "a"), nodeclaim("claim-b", "b"),
+            bound("web-0", "a", cpu="3"), bound("api-0", "b", cpu="3")]
+    (cmd,) = run_pass(*objs).commands
+    assert (cmd.method, cmd.decision, cmd.candidates) == ("drift", "replace", ["a"])
+    assert [(r.nodepool, r.instance_type, r.zone) for r in cmd.replacements] == [("default", "m.xlarge", r.zone)
+                                                                                 for r in cmd.replacements]
+    assert cmd.savings_usd_hour == pytest.approx(0.0)
+
+
+def test_emptiness_comes_before_drift():
+    """controller.go NewMethods: emptiness runs first, even over a drifted node."""
+    result = run_pass(*busy_cluster(), knode("idle"), drifted("claim-idle", "idle"), drifted("claim-x", "a"))
+    assert commands(result) == [("emptiness", "empty", "delete", ["idle"])]
+
+
+def test_without_drift_the_pass_is_consolidate():
+    """The same pass as the `consolidate` command when no NodeClaim is Drifted."""
+    result = run_pass(*busy_cluster())
+    expected = run(*busy_cluster())
+    assert [(c.method, c.decision, c.candidates) for c in result.commands] == \
+        [(a.method, a.kind, a.nodes) for a in expected.actions]
+    assert result.commands[0].savings_usd_hour == pytest.approx(expected.actions[0].savings)
+
+
+def test_drift_takes_the_oldest_drift_first():
+    """drift.go ComputeCommands: candidates sorted by the Drifted condition's lastTransitionTime."""
+    objs = [knode("a"), knode("b"), drifted("claim-a", "a", "2026-05-02T00:00:00Z"),
+            drifted("claim-b", "b", "2026-05-01T00:00:00Z"), bound("web-0", "a"), bound("api-0", "b")]
+    assert commands(run_pass(*objs)) == [("drift", "drifted", "delete", ["b"])]
+
+
+def test_drift_replaces_empty_candidates_first():
+    """drift.go: candidates without reschedulable pods go before the others. (An empty node would
+    go through emptiness first, so here the policy keeps emptiness away: consolidateAfter Never.)"""
+    objs = [knode("a"), knode("b"), drifted("claim-a", "a", "2026-05-01T00:00:00Z"),
+            drifted("claim-b", "b", "2026-05-02T00:00:00Z"), bound("web-0", "a")]
+    result = run_pass(*objs, pools=[pool(after="Never")])
+    assert commands(result) == [("drift", "drifted", "delete", ["b"])]
+    assert result.commands[0].pods == []
+
+
+def test_drift_waits_for_the_drifted_budget():
+    """drift.go: a NodePool whose Drifted budget is spent skips its candidates (budgets count per
+    reason, nodepool.go GetAllowedDisruptionsByReason). consolidateAfter: Never stops
+    consolidation, not drift."""
+    budgets = [{"nodes": "0", "reasons": ["Drifted"]}, {"nodes": "100%"}]
+    objs = busy_cluster()
+    objs[2] = drifted("claim-a", "a")
+    result = run_pass(*objs, pools=[pool(budgets=budgets, after="Never")])
+    assert result.commands == []
+    assert dict(result.blocked)["a"] == ("drifted, but NodePool 'default' disruption budget (nodes: '0', reasons: "
+                                         "[Drifted]) allows 0 of its 2 nodes to be disrupted for Drifted")
+    assert commands(run_pass(*objs, pools=[pool(after="Never")])) == [("drift", "drifted", "delete", ["a"])]
+
+
+def test_a_static_nodepool_is_not_drifted_by_this_method():
+    """drift.go ShouldDisrupt: !OwnedByStaticNodePool (static drift is its own method)."""
+    objs = busy_cluster()
+    objs[2] = drifted("claim-a", "a")
+    result = run_pass(*objs, pools=[pool(replicas=2)])
+    assert [c.method for c in result.commands] == []
+    assert "static" in dict(result.blocked)["a"]
+
+
+def test_candidates_embed_the_cluster_state_nodes():
+    """types.go Candidate embeds *state.StateNode; one reader builds the cluster (state.Cluster)
+    with each NodePool's disruption block, the PDBs, the Node's and the NodeClaim's conditions."""
+    objs = busy_cluster()
+    objs[2] = drifted("claim-a", "a", "2026-05-03T04:05:06Z")
+    c = cluster(*objs)
+    assert isinstance(c, Cluster) and all(isinstance(n, StateNode) for n in c.nodes)
+    a = c.nodes[0]
+    assert (a.name, a.ready, a.claim.name, a.claim.drifted, a.claim.consolidatable) == \
+        ("a", True, "claim-a", "2026-05-03T04:05:06Z", True)
+    assert [p.name for p in a.pods] == ["default/web-0"]
+    assert c.pool_of(a).policy == "WhenEmptyOrUnderutilized"
+    state = PassState(c, resolve_catalog(catalog(*TYPES)), "us-east-1", ZONES, 0.5, False, None)
+    assert [cand.node for cand in state.candidates] == c.nodes
+
+
+def test_every_method_answers_the_method_interface_in_upstream_order():
+    """types.go Method: ShouldDisrupt, ComputeCommands, Reason, Class, ConsolidationType."""
+    state = PassState(cluster(*busy_cluster()), resolve_catalog(catalog(*TYPES)), "us-east-1", ZONES, 0.5, False, None)
+    methods = new_methods(state)
+    assert all(isinstance(m, Method) for m in methods)
+    assert [(m.name, m.reason(), m.disruption_class(), m.consolidation_type()) for m in methods] == [
+        ("emptiness", "Empty", GRACEFUL, "empty"), ("drift", "Drifted", EVENTUAL, ""),
+        ("multi-node", "Underutilized", GRACEFUL, "multi"), ("single-node", "Underutilized", GRACEFUL, "single")]
+
+
+def test_a_pass_changes_nothing_and_answers_the_same_twice():
+    """Pure: the replay calls it on every change and keeps the cluster."""
+    objs = busy_cluster()
+    objs[2] = drifted("claim-a", "a")
+    c = cluster(*objs)
+    before = copy.deepcopy(c)
+    first = run_pass(*objs).to_dict()
+    again = disruption_pass(c, catalog=catalog(*TYPES), zones=ZONES).to_dict()
+    assert first == again == disruption_pass(c, catalog=catalog(*TYPES), zones=ZONES).to_dict()
+    assert [(n.name, n.claim, n.meta, [p.name for p in n.pods]) for n in c.nodes] == \
+        [(n.name, n.claim, n.meta, [p.name for p in n.pods]) for n in before.nodes]
+    assert set(first) == {"commands", "blocked"}
+    assert set(first["commands"][0]) == {"method", "reason", "decision", "candidates", "pods", "replacements",
+                                         "savings_usd_hour"}
