@@ -11,7 +11,7 @@ from .catalog import (DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, Cata
                       catalog_from_dict, shipped_catalog)
 from .models import ExistingNode, Inputs
 from .result import Ignored, NodeClaimResult, SimulationResult, Unschedulable
-from .scheduling.existing import PreparedNode, prepare_nodes
+from .scheduling.existing import ExistingNodes, PreparedNode, prepare_nodes
 from .scheduling.resources import add
 from .scheduling.scheduler import Scheduler
 from .state import build_cluster
@@ -86,26 +86,28 @@ def scheduling_view(inputs: Inputs):
     return nodes, bound, pending, deleting
 
 
-def plan_rounds(result: SimulationResult, prepared: list, pending: list, pools, daemonsets, notes=(),
+def plan_rounds(result: SimulationResult, prepared, pending: list, pools, daemonsets, notes=(),
                 shared=None) -> SimulationResult:
     """Provisioning rounds as Karpenter runs them, over existing nodes prepared once
-    (scheduling.existing): each round's NodeClaims become in-flight capacity of the next (with
-    their chosen type, so the NodePool limit reserved for their largest option is given back),
-    and pods a round could not place are tried again until a round launches nothing.
-    shared: a SharedSetup when many runs schedule against the same pools (a disruption pass)."""
+    (scheduling.existing: [PreparedNode] or ExistingNodes): each round's NodeClaims become
+    in-flight capacity of the next (with their chosen type, so the NodePool limit reserved for
+    their largest option is given back), and pods a round could not place are tried again until a
+    round launches nothing. shared: a SharedSetup when many runs schedule against the same pools
+    (a disruption pass)."""
     pools_by_name = {np_.name: np_ for np_, _ in pools}
-    prepared = list(prepared)
-    index: dict = {}  # node name -> position in `prepared`, built when a round first needs it
-    position = None  # the next bound pod's position (orders the anti-affinity groups), likewise
+    existing = prepared if isinstance(prepared, ExistingNodes) else ExistingNodes(prepared)
     inflight: dict = {}  # node name of a NodeClaim planned in an earlier round -> its NodeClaimResult
     errors: dict = {}
     rounds = 0
     for round_no in range(1, MAX_ROUNDS + 1):
-        plan = Scheduler(pools, daemonsets, notes=notes, prepared=prepared, shared=shared).solve(pending)
+        plan = Scheduler(pools, daemonsets, notes=notes, prepared=existing, shared=shared).solve(pending)
         errors = plan.errors
-        if position is None and (plan.nodeclaims or plan.existing):
-            index = {prep.node.name: i for i, prep in enumerate(prepared)}
-            position = 1 + max((prep.positions[-1] for prep in prepared if prep.positions), default=-1)
+        left = [p for p in pending if p in errors]
+        again = bool(left) and bool(plan.nodeclaims) and round_no < MAX_ROUNDS
+        if again:  # the next round sees this one's pods bound and its NodeClaims in flight
+            nodes = list(existing.order)
+            index = {prep.node.name: i for i, prep in enumerate(nodes)}
+            position = 1 + max((prep.positions[-1] for prep in nodes if prep.positions), default=-1)
         for i, claim in enumerate(plan.nodeclaims):
             entry = NodeClaimResult(
                 nodepool=claim.nodepool, instance_type=claim.instance_type.name,
@@ -117,14 +119,15 @@ def plan_rounds(result: SimulationResult, prepared: list, pending: list, pools, 
             result.nodeclaims.append(entry)
             name = f"planned-round{round_no}-{i + 1}"
             inflight[name] = entry
-            pool = pools_by_name.get(claim.nodepool)
-            node = ExistingNode(name, {**claim.labels, L.HOSTNAME: name}, pool.taints if pool else (),
-                                dict(claim.instance_type.allocatable), dict(claim.instance_type.capacity),
-                                initialized=False)
-            pods = [replace(p, node_name=name) for p in claim.pods]
-            index[name] = len(prepared)
-            prepared.append(PreparedNode(node, pods, daemonsets, range(position, position + len(pods))))
-            position += len(pods)
+            if again:
+                pool = pools_by_name.get(claim.nodepool)
+                node = ExistingNode(name, {**claim.labels, L.HOSTNAME: name}, pool.taints if pool else (),
+                                    dict(claim.instance_type.allocatable), dict(claim.instance_type.capacity),
+                                    initialized=False)
+                pods = [replace(p, node_name=name) for p in claim.pods]
+                index[name] = len(nodes)
+                nodes.append(PreparedNode(node, pods, daemonsets, range(position, position + len(pods))))
+                position += len(pods)
         for node, pods in plan.existing:
             if node in inflight:  # a later round filled a NodeClaim launched earlier
                 entry = inflight[node]
@@ -133,15 +136,17 @@ def plan_rounds(result: SimulationResult, prepared: list, pending: list, pools, 
                     entry.requests = add(entry.requests, pod.spec.requests)
             else:
                 result.existing.setdefault(node, []).extend(p.name for p in pods)
-            i = index[node]
-            prepared[i] = prepared[i].with_pods([replace(p, node_name=node) for p in pods],
-                                                range(position, position + len(pods)), daemonsets)
-            position += len(pods)
+            if again:
+                i = index[node]
+                nodes[i] = nodes[i].with_pods([replace(p, node_name=node) for p in pods],
+                                              range(position, position + len(pods)), daemonsets)
+                position += len(pods)
         if plan.nodeclaims:
             rounds = round_no
-        pending = [p for p in pending if p in errors]
-        if not pending or not plan.nodeclaims:
+        pending = left
+        if not again:
             break
+        existing = ExistingNodes(nodes)
     result.rounds = max(rounds, 1)
     for pod in pending:
         result.unschedulable.append(Unschedulable(pod.name, errors[pod]))

@@ -9,7 +9,7 @@ from .. import labels as L
 from ..planning import plan_rounds, scheduling_view
 from ..models import Inputs, Pod
 from ..result import SimulationResult
-from ..scheduling.existing import prepare_nodes
+from ..scheduling.existing import ExistingNodes, prepare_nodes
 from ..scheduling.shared import SharedSetup
 from ..scheduling.requirements import Requirement, Requirements
 from .pdb import Limits
@@ -53,6 +53,7 @@ class Simulator:
                       overlays=base.overlays, namespaces=base.namespaces)
         nodes, bound, _, _ = scheduling_view(rest)
         self.prepared = prepare_nodes(nodes, bound, base.daemonsets)
+        self.existing = ExistingNodes(self.prepared)
         self.shared = SharedSetup()
 
     def _movable(self, node_names, avoid: frozenset = frozenset()) -> list:
@@ -99,9 +100,8 @@ class Simulator:
         moved = self._movable(names, self.under_consolidate_after)
         from_deleting = self._movable(self.deleting - names)
         pending = list(base.pods) + moved + from_deleting
-        prepared = [prep for prep in self.prepared if prep.node.name not in names]
-        result = plan_rounds(SimulationResult(pods=len(pending)), prepared, pending, self.pools, base.daemonsets,
-                             self.notes, self.shared)
+        result = plan_rounds(SimulationResult(pods=len(pending)), self.existing.without(names), pending, self.pools,
+                             base.daemonsets, self.notes, self.shared)
         moved_names = {p.name for p in moved} | {p.name for p in from_deleting}
         sim = Simulation(nodeclaims=list(result.nodeclaims))
         for u in result.unschedulable:

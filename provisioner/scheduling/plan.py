@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import labels as L
-from .nodeclaim import ExistingTarget, NodeClaim
+from .nodeclaim import ExistingTarget
 from .requirements import Requirements
 
 
@@ -35,8 +35,6 @@ def build_results(targets, pods, errors) -> Results:
             if target.pods:
                 results.existing.append((target.name, target.pods))
             continue
-        if not isinstance(target, NodeClaim):
-            continue  # an existing node nothing was proposed to (scheduling.existing.PreparedNode)
         tpl = target.template
         reqs = target.requirements.without(L.HOSTNAME)
         index, offering, names = tpl.launch(target.options, reqs)

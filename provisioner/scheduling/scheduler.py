@@ -15,7 +15,7 @@ import numpy as np
 from .. import labels as L
 from ..memo import remember
 from ..quantity import format_quantity
-from .existing import PreparedNode, prepare_nodes
+from .existing import ExistingNodes, PreparedNode, prepare_nodes
 from .gcpause import gc_paused
 from .inflight import InflightClaims
 from .instance_selection import Template
@@ -34,12 +34,15 @@ class Scheduler:
     def __init__(self, nodepools, daemonsets=(), nodes=(), bound_pods=(), notes=(), prepared=None, shared=None):
         """nodepools: [(NodePool, [InstanceType])]; notes: why some NodePools were left out.
 
-        prepared: the existing nodes as [PreparedNode] (scheduling.existing), instead of `nodes`
-        and `bound_pods`; shared: a SharedSetup reused by every run of a disruption pass.
+        prepared: the existing nodes as [PreparedNode] or ExistingNodes (scheduling.existing),
+        instead of `nodes` and `bound_pods`; shared: a SharedSetup reused by every run of a
+        disruption pass.
         """
         self.nodepools = [(np, its) for np, its in nodepools if np.replicas is None]  # static pools never scale up
         self.daemonsets = list(daemonsets)
-        self.prepared = list(prepared) if prepared is not None else prepare_nodes(nodes, bound_pods, self.daemonsets)
+        if prepared is None:
+            prepared = prepare_nodes(nodes, bound_pods, self.daemonsets)
+        self.existing = prepared if isinstance(prepared, ExistingNodes) else ExistingNodes(prepared)
         self.shared = shared
         self.notes = list(notes)
 
@@ -80,11 +83,7 @@ class Scheduler:
         node, which matters when a disruption pass simulates against hundreds of full nodes."""
         if self.n_existing < _SKIP_MIN_NODES:
             return {}
-        if self._start is None:
-            ordered = self.existing_order
-            self._start = (np.array([p.remaining(self.dims) for p in ordered]).reshape(len(ordered), len(self.dims)),
-                           np.array([p.schedulable for p in ordered], dtype=bool))
-        remaining, schedulable = self._start
+        remaining, schedulable = self.existing.matrix(self.dims)
         bad = ~(schedulable & (remaining >= np.asarray(request)).all(axis=1))
         edges = np.diff(np.concatenate(([0], bad.astype(np.int8), [0])))
         return dict(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()))
@@ -96,30 +95,30 @@ class Scheduler:
         return self._universe_cache[key]
 
     def _setup_existing(self) -> None:
-        targets, existing = self.targets, self.topology.existing
-        anti = []
-        self.existing_order = ordered = sorted(self.prepared, key=_sort_key)  # sortExistingNodes
-        self._start = None
-        for prep in ordered:
-            node = prep.node
-            targets.append(prep)  # made an ExistingTarget when first proposed to (_target)
-            existing.append((node.labels, node.taints, prep.label_requirements, prep.specs))
-            pool = node.labels.get(L.NODEPOOL)
-            if pool in self.remaining:  # existing capacity counts against the NodePool's limits
-                limits = self.remaining[pool]
-                for k in list(limits):
-                    if k == L.NODES:
-                        continue
-                    limits[k] -= node.capacity.get(k, 0)
-                if limits.get(L.NODES) is not None:
-                    limits[L.NODES] -= 1000
-            if prep.anti:
-                anti.extend((pos, node, spec, term) for pos, spec, term in prep.anti)
-        anti.sort(key=lambda entry: entry[0])  # in the order the bound pods were given
-        for _, node, spec, term in anti:  # required anti-affinity of running pods blocks their domains
+        existing = self.existing
+        self.targets.extend(existing.order)  # each made an ExistingTarget when first proposed to
+        self.made: list = []  # indices of the existing nodes made targets
+        self.topology.existing = existing.entries()
+        for pool, (capacity, count) in existing.pools().items():
+            limits = self.remaining.get(pool)
+            if limits is None:
+                continue
+            for k in list(limits):  # existing capacity counts against the NodePool's limits
+                if k != L.NODES:
+                    limits[k] -= capacity.get(k, 0)
+            if limits.get(L.NODES) is not None:
+                limits[L.NODES] -= 1000 * count
+        for _, node, spec, term in existing.anti():  # required anti-affinity of running pods blocks their domains
             tg = self.topology.inverse_group(term, spec)
             if term.topology_key in node.labels:
                 tg.record(node.labels[term.topology_key])
+
+    def _target(self, i: int):
+        target = self.targets[i]
+        if target.__class__ is PreparedNode:
+            target = self.targets[i] = target.target(self.dims, i)
+            self.made.append(i)
+        return target
 
     # --- variants and topology groups -----------------------------------------------------------
     def _variant(self, sig: Signature, level: int) -> Variant | None:
@@ -203,7 +202,7 @@ class Scheduler:
         while i < n_existing:
             target = targets[i]
             if target.__class__ is PreparedNode:
-                target = targets[i] = target.target(self.dims, i)
+                target = self._target(i)
             proposal = target.propose(variant, k, topology)
             if proposal.n:
                 return target, proposal, None
@@ -225,9 +224,7 @@ class Scheduler:
             for variant in alternatives:
                 if variant.next_alive(i) != i:
                     continue
-                if targets[i].__class__ is PreparedNode:
-                    targets[i] = targets[i].target(self.dims, i)
-                proposal = targets[i].propose(variant, k, topology)
+                proposal = self._target(i).propose(variant, k, topology)
                 if proposal.n:
                     return targets[i], proposal, None, variant
                 if proposal.permanent:
@@ -401,11 +398,8 @@ class Scheduler:
                     i += n
                     progress = True
             runs = failed
-        return build_results(self.targets, pods, errors)
-
-
-def _sort_key(prep):
-    return prep.sort_key
+        existing = [self.targets[i] for i in sorted(self.made)]  # the others took no pod
+        return build_results(existing + self.targets[self.n_existing:], pods, errors)
 
 
 def _canonical(reqs: Requirements) -> tuple:

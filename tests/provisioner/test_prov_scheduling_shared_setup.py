@@ -1,8 +1,9 @@
 """A disruption pass shares the scheduler's set-up across its simulations (kubernetes-sigs/karpenter
 PR #3271; pkg/controllers/disruption/helpers.go SimulateScheduling): existing nodes prepared once
 (scheduling.existing), templates and domain universes built once (scheduling.shared), full nodes
-skipped by one comparison (Scheduler._too_small). Each must plan exactly what a fresh scheduler
-plans on the cluster without the candidates."""
+skipped by one comparison (Scheduler._too_small), the cluster less the candidates taken as a view
+(ExistingNodes.without). Each must plan exactly what a fresh scheduler plans on the cluster
+without the candidates."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -41,9 +42,8 @@ def shared(sim, names):
     base = sim.snap.inputs
     moved = sim._movable(set(names), sim.under_consolidate_after) + sim._movable(sim.deleting - set(names))
     pending = list(base.pods) + moved
-    prepared = [p for p in sim.prepared if p.node.name not in set(names)]
-    result = plan_rounds(SimulationResult(pods=len(pending)), prepared, pending, sim.pools, base.daemonsets, sim.notes,
-                         sim.shared)
+    result = plan_rounds(SimulationResult(pods=len(pending)), sim.existing.without(names), pending, sim.pools,
+                         base.daemonsets, sim.notes, sim.shared)
     return ([(c.nodepool, c.instance_type, c.zone, sorted(c.pods)) for c in result.nodeclaims],
             sorted((k, sorted(v)) for k, v in result.existing.items()), sorted((u.pod, u.reason) for u in result.unschedulable))
 
