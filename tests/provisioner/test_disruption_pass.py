@@ -159,3 +159,25 @@ def test_a_pass_changes_nothing_and_answers_the_same_twice():
     assert set(first) == {"commands", "blocked"}
     assert set(first["commands"][0]) == {"method", "reason", "decision", "candidates", "pods", "replacements",
                                          "savings_usd_hour"}
+
+
+def test_now_with_a_time_zone_is_the_same_instant_in_utc():
+    """budgets.go / nodepool.go Budget.IsActive: schedules are UTC; an aware `now` is converted."""
+    from datetime import datetime, timedelta, timezone
+    budgets = [{"nodes": "0", "schedule": "0 9 * * *", "duration": "1h"}]
+    objs = busy_cluster()
+    naive = run_pass(*objs, pools=[pool(budgets=budgets)], now=datetime(2026, 5, 4, 9, 30))
+    aware = run_pass(*objs, pools=[pool(budgets=budgets)],
+                     now=datetime(2026, 5, 4, 11, 30, tzinfo=timezone(timedelta(hours=2))))
+    outside = run_pass(*objs, pools=[pool(budgets=budgets)], now=datetime(2026, 5, 4, 12, 0))
+    assert naive.to_dict() == aware.to_dict() and naive.commands == []
+    assert [c.reason for c in outside.commands] == ["underutilized"]
+
+
+def test_a_drifted_condition_with_a_bad_time_is_a_located_error():
+    """Bad input: the error names the object and the key path."""
+    from provisioner.errors import InputError
+    claim = drifted("claim-a", "a")
+    claim["status"]["conditions"][-1]["lastTransitionTime"] = ["not", "a", "time"]
+    with pytest.raises(InputError, match=r'NodeClaim "claim-a".*status\.conditions\[2\]\.lastTransitionTime'):
+        cluster(knode("a"), claim)
