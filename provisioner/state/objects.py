@@ -5,7 +5,7 @@ priority, PodDisruptionBudgets. Read by provisioner.state.reader; held by Cluste
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..models import LabelSelector
 
@@ -77,16 +77,18 @@ class NodeClaimInfo:
     # Condition Drifted=True (pkg/controllers/nodeclaim/disruption/drift.go): its lastTransitionTime
     # ("" when the condition has none), which orders drift candidates; None: not drifted.
     drifted: str | None = None
+    conditions: dict = field(default_factory=dict)  # every status condition: type -> status
 
 
 @dataclass
 class NodeInfo:
-    """A Node's metadata and Ready condition as disruption reads them."""
+    """A Node's metadata and conditions as disruption reads them."""
     name: str
     labels: dict
     annotations: dict
     deleting: bool  # metadata.deletionTimestamp is set
     ready: bool | None  # None: no Ready condition in the snapshot
+    conditions: dict = field(default_factory=dict)  # every status condition: type -> status
 
 
 @dataclass

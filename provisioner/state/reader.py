@@ -185,7 +185,8 @@ def load_nodeclaim(obj: dict, ctx: Ctx) -> tuple[NodeClaimInfo, str | None, str 
         terminating=conditions.get("InstanceTerminating") == "True",
         consolidatable=conditions.get("Consolidatable") == "True",
         drifted=_drifted(ctx, status) if conditions.get("Drifted") == "True" else None,
-        last_pod_event=ctx.string(status.get("lastPodEventTime"), "status.lastPodEventTime") or None)
+        last_pod_event=ctx.string(status.get("lastPodEventTime"), "status.lastPodEventTime") or None,
+        conditions=conditions)
     return (info, ctx.string(status.get("nodeName"), "status.nodeName") or None,
             ctx.string(status.get("providerID"), "status.providerID") or None)
 
@@ -193,12 +194,14 @@ def load_nodeclaim(obj: dict, ctx: Ctx) -> tuple[NodeClaimInfo, str | None, str 
 def load_node_info(obj: dict, ctx: Ctx) -> tuple[NodeInfo, str | None]:
     meta = _meta(obj, ctx)
     spec = ctx.mapping(obj.get("spec"), "spec")
-    ready = _conditions(ctx, ctx.mapping(obj.get("status"), "status")).get("Ready")
+    conditions = _conditions(ctx, ctx.mapping(obj.get("status"), "status"))
+    ready = conditions.get("Ready")
     name = ctx.string(meta.get("name"), "metadata.name")
     labels = ctx.string_map(meta.get("labels"), "metadata.labels")
     labels.setdefault(L.HOSTNAME, name)
     return (NodeInfo(name, labels, ctx.string_map(meta.get("annotations"), "metadata.annotations"),
-                     meta.get("deletionTimestamp") is not None, None if ready is None else ready == "True"),
+                     meta.get("deletionTimestamp") is not None, None if ready is None else ready == "True",
+                     conditions),
             ctx.string(spec.get("providerID"), "spec.providerID") or None)
 
 

@@ -117,6 +117,11 @@ class StateNode:
         return self.meta.annotations if self.meta is not None else {}
 
     @property
+    def conditions(self) -> dict:
+        """The Node's status conditions, type -> status."""
+        return self.meta.conditions if self.meta is not None else {}
+
+    @property
     def ready(self) -> bool | None:
         """The Node's Ready condition (None: not known)."""
         return self.meta.ready if self.meta is not None else None

@@ -127,6 +127,7 @@ def test_candidates_embed_the_cluster_state_nodes():
     c = cluster(*objs)
     assert isinstance(c, Cluster) and all(isinstance(n, StateNode) for n in c.nodes)
     a = c.nodes[0]
+    assert a.conditions == {"Ready": "True"} and a.claim.conditions["Drifted"] == "True"
     assert (a.name, a.ready, a.claim.name, a.claim.drifted, a.claim.consolidatable) == \
         ("a", True, "claim-a", "2026-05-03T04:05:06Z", True)
     assert [p.name for p in a.pods] == ["default/web-0"]
