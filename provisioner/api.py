@@ -3,16 +3,30 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
+import importlib
+from typing import Any
+
 from .catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
-from .disruption.controller import DisruptionCommand, DisruptionPass, disruption_pass
 from .loader import MAX_PODS, load_objects
 from .planning import (MAX_ROUNDS, nodepool_instance_types, plan_pools, plan_rounds, resolve_catalog,
                        scheduling_view, simulate_inputs)
 from .result import SimulationResult
-from .state.reader import load_cluster
+
+# The disruption pass loads on first use (PEP 562), so `simulate` imports no disruption module.
+_LAZY = {"disruption_pass": ".disruption.controller", "DisruptionPass": ".disruption.controller",
+         "DisruptionCommand": ".disruption.controller", "load_cluster": ".state.reader"}
 
 __all__ = ["simulate", "simulate_inputs", "plan_pools", "plan_rounds", "scheduling_view", "nodepool_instance_types",
            "resolve_catalog", "load_cluster", "disruption_pass", "DisruptionPass", "DisruptionCommand", "MAX_ROUNDS"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __package__), name)
+    globals()[name] = value
+    return value
 
 
 def simulate(objects: Iterable[Mapping], catalog=None, region: str = DEFAULT_REGION,
