@@ -55,7 +55,7 @@ class Drift:
             if b is None or b.remaining == 0:
                 state.note(c, f"drifted, but {b.describe() if b else 'its NodePool has no budget'}")
                 continue
-            sim = state.simulator.run([c])
+            sim = state.simulator.run([c], consolidation=False)  # SimulateScheduling without IsConsolidationSimulation
             if sim.errors:  # AllNonPendingPodsScheduled
                 pod, why = sorted(sim.errors.items())[0]
                 state.note(c, f"drifted, but its pods would not all fit elsewhere: {pod}: {why}")

@@ -94,10 +94,12 @@ class Simulator:
             out.add(node.labels.get(L.HOSTNAME, node.name))
         return frozenset(out)
 
-    def run(self, candidates) -> Simulation:
+    def run(self, candidates, consolidation: bool = True) -> Simulation:
+        """consolidation: IsConsolidationSimulation, which keeps the candidates' pods off nodes
+        still inside consolidateAfter (drift simulates without it)."""
         names = {c.name for c in candidates}
         base = self.snap.inputs
-        moved = self._movable(names, self.under_consolidate_after)
+        moved = self._movable(names, self.under_consolidate_after if consolidation else frozenset())
         from_deleting = self._movable(self.deleting - names)
         pending = list(base.pods) + moved + from_deleting
         result = plan_rounds(SimulationResult(pods=len(pending)), self.existing.without(names), pending, self.pools,

@@ -182,3 +182,13 @@ def test_a_drifted_condition_with_a_bad_time_is_a_located_error():
     claim["status"]["conditions"][-1]["lastTransitionTime"] = ["not", "a", "time"]
     with pytest.raises(InputError, match=r'NodeClaim "claim-a".*status\.conditions\[2\]\.lastTransitionTime'):
         cluster(knode("a"), claim)
+
+
+def test_drift_may_move_pods_onto_nodes_inside_consolidate_after():
+    """scheduler.go enforces consolidateAfter only for consolidation simulations
+    (IsConsolidationSimulation, consolidation.go); drift.go simulates without it, so a drifted
+    node's pods may go to a node whose NodeClaim is not yet Consolidatable."""
+    objs = [knode("old"), knode("fresh"), drifted("claim-old", "old"),
+            nodeclaim("claim-fresh", "fresh", consolidatable=False), bound("web-0", "old"), bound("api-0", "fresh")]
+    result = run_pass(*objs, pools=[pool(after="5m")])
+    assert commands(result) == [("drift", "drifted", "delete", ["old"])]
