@@ -15,8 +15,8 @@ import statistics
 import sys
 import time
 
-from .consolidation import consolidate
-from .snapshot import load_snapshot
+from ..state.reader import load_cluster
+from .controller import consolidate
 
 SIZES = {"m5.large": ("1930m", "6903Mi", 2), "m5.xlarge": ("3920m", "14162Mi", 4), "m5.2xlarge": ("7910m", "29317Mi", 8)}
 
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     for fill, n in [(f, n) for f in fills for n in sizes]:
         objs = cluster(n, fill)
         started = time.perf_counter()
-        snap = load_snapshot(objs)
+        snap = load_cluster(objs)
         load = time.perf_counter() - started
         walls, cpus = [], []
         for _ in range(max(1, args.runs)):
