@@ -6,9 +6,12 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from provisioner.api import disruption_pass, load_cluster, resolve_catalog
-from provisioner.disruption.controller import new_methods
+from provisioner.disruption.bench import cluster as bench_cluster
+from provisioner.disruption.controller import consolidate, new_methods
 from provisioner.disruption.pass_state import PassState
 from provisioner.disruption.types import EVENTUAL, GRACEFUL, Method
 from provisioner.state import Cluster, StateNode
@@ -192,3 +195,30 @@ def test_drift_may_move_pods_onto_nodes_inside_consolidate_after():
             nodeclaim("claim-fresh", "fresh", consolidatable=False), bound("web-0", "old"), bound("api-0", "fresh")]
     result = run_pass(*objs, pools=[pool(after="5m")])
     assert commands(result) == [("drift", "drifted", "delete", ["old"])]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nodes=st.integers(1, 12), fill=st.sampled_from([0.0, 0.3, 0.9]), seed=st.integers(0, 99),
+       drifts=st.lists(st.tuples(st.integers(0, 11), st.integers(1, 28)), max_size=4),
+       budget=st.sampled_from(["0", "1", "50%", "100%"]))
+def test_a_pass_explains_every_managed_node_once_and_drifts_only_drifted_ones(nodes, fill, seed, drifts, budget):
+    """controller.go: at most one command per pass; every other Karpenter-managed node is told why
+    it stays; drift.go only takes Drifted NodeClaims; without any, the pass is `consolidate`'s."""
+    objs = bench_cluster(nodes, fill, seed)
+    objs[1]["spec"]["disruption"]["budgets"] = [{"nodes": budget}]
+    names = [o["metadata"]["name"] for o in objs if o["kind"] == "Node"]
+    drifted_at = {names[i % nodes]: f"2026-05-{day:02d}T00:00:00Z" for i, day in drifts}
+    objs += [drifted(f"claim-{n}", n, drifted_at[n]) if n in drifted_at else nodeclaim(f"claim-{n}", n)
+             for n in names]
+    c = load_cluster(objs)
+    result = disruption_pass(c)
+    assert len(result.commands) <= 1
+    acted = [n for cmd in result.commands for n in cmd.candidates]
+    assert sorted(acted + [n for n, _ in result.blocked]) == sorted(names)
+    for cmd in result.commands:
+        if cmd.method == "drift":
+            assert cmd.candidates[0] in drifted_at
+    if not drifted_at:
+        expected = consolidate(c)
+        assert [(cmd.method, cmd.candidates) for cmd in result.commands] == \
+            [(a.method, a.nodes) for a in expected.actions]
