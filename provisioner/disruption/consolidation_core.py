@@ -23,6 +23,9 @@ class Consolidation:
         """consolidation.ShouldDisrupt."""
         return should_disrupt_consolidation(c)
 
+    def explains(self, c: Candidate) -> bool:
+        return not c.empty  # an empty node is emptiness's to explain
+
     def reason(self) -> str:
         return REASON
 

@@ -109,16 +109,15 @@ def new_methods(state: PassState, drift: bool = True) -> list:
 
 
 def _eligible(state: PassState, method) -> list:
-    """GetCandidates' ShouldDisrupt filter; the nodes a method leaves are told why (a method
-    explains only the nodes it is about: emptiness the empty ones, consolidation the others,
+    """GetCandidates' ShouldDisrupt filter; the nodes a method leaves are told why, when the
+    method is about them (Method.explains: emptiness the empty ones, consolidation the others,
     drift the drifted ones)."""
-    explains = getattr(method, "explains", None)
     out = []
     for c in state.candidates:
         why = method.should_disrupt(c)
         if why is None:
             out.append(c)
-        elif explains(c) if explains is not None else (c.empty if method.reason() == "Empty" else not c.empty):
+        elif method.explains(c):
             state.note(c, why)
     return out
 

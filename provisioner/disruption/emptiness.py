@@ -17,6 +17,9 @@ class Emptiness:
         """Emptiness.ShouldDisrupt."""
         return should_disrupt_empty(c)
 
+    def explains(self, c: Candidate) -> bool:
+        return c.empty
+
     def reason(self) -> str:
         return "Empty"
 

@@ -17,7 +17,7 @@ from .types import Candidate
 
 class PassState:
     def __init__(self, cluster, catalog, region, zones, spot_discount, spot_to_spot: bool, now):
-        self.cluster = self.snap = cluster
+        self.cluster = cluster
         self.spot_to_spot = spot_to_spot
         self.now = now
         node_zones = {n.labels[L.ZONE] for n in cluster.nodes if L.ZONE in n.labels}

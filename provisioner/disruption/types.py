@@ -89,6 +89,10 @@ class Method(Protocol):
     def should_disrupt(self, candidate: Candidate) -> str | None:
         """ShouldDisrupt: None when the candidate is one for this method, else why not."""
 
+    def explains(self, candidate: Candidate) -> bool:
+        """Whether a candidate ShouldDisrupt refused is this method's to explain (not upstream's:
+        it reports only why nodes stay)."""
+
     def compute_commands(self, budgets: dict, candidates: list) -> list:
         """ComputeCommands: the commands to start (at most one here), given each NodePool's
         budget for Reason() (budgets.PoolBudget) and the candidates ShouldDisrupt kept."""
