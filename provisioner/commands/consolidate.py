@@ -8,9 +8,9 @@ import sys
 from datetime import datetime, timezone
 
 from ..cli import HELP
-from ..disruption.consolidation import consolidate
+from ..disruption.controller import consolidate
 from ..disruption.report import render_table
-from ..disruption.snapshot import load_snapshot
+from ..state.reader import load_cluster
 from ..manifests import read_paths
 from .simulate import add_input_arguments, load_catalog_arg
 
@@ -45,7 +45,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     objects, origins = read_paths(args.paths)
     catalog = load_catalog_arg(args)
-    snap = load_snapshot(objects, origins)
+    snap = load_cluster(objects, origins)
     for warning in snap.inputs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     gate = None if args.spot_to_spot is None else args.spot_to_spot == "on"

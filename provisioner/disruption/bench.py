@@ -1,17 +1,22 @@
-"""`python -m provisioner.disruption.bench [NODES...]`: time the consolidation what-if on synthetic
-clusters (one NodePool, m5 nodes, 500m/1Gi pods, 10% budget, the shipped catalog), once with nodes
-a third full (multi-node consolidation finds a command quickly) and once with m5.xlarge nodes
-90% full in a NodePool of m5.xlarge only (nothing can go: single-node consolidation simulates
-every candidate, the worst case). Prints
-nodes, pods, seconds and the answer's first action."""
+"""`python -m provisioner.disruption.bench [NODES...] [--runs N] [--worst]`: time the consolidation
+what-if on synthetic clusters (one NodePool, m5 nodes, 500m/1Gi pods, 10% budget, the shipped
+catalog), once with nodes a third full (multi-node consolidation finds a command quickly) and once
+with m5.xlarge nodes 90% full in a NodePool of m5.xlarge only (nothing can go: single-node
+consolidation simulates every candidate, the worst case; `--worst` runs only that one).
+
+Prints per cluster the median over `--runs` passes (default 3) of the pass's wall time
+(`seconds`) and CPU time (`cpu`, time.process_time: the machine is shared), the time to read
+the snapshot once (`load`), and the answer's first action."""
 from __future__ import annotations
 
+import argparse
 import random
+import statistics
 import sys
 import time
 
-from .consolidation import consolidate
-from .snapshot import load_snapshot
+from ..state.reader import load_cluster
+from .controller import consolidate
 
 SIZES = {"m5.large": ("1930m", "6903Mi", 2), "m5.xlarge": ("3920m", "14162Mi", 4), "m5.2xlarge": ("7910m", "29317Mi", 8)}
 
@@ -48,17 +53,30 @@ def cluster(nodes: int, fill: float = 1 / 3, seed: int = 1) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    sizes = [int(a) for a in (argv if argv is not None else sys.argv[1:])] or [10, 50, 200]
-    print(f"{'fill':>5} {'nodes':>6} {'pods':>6} {'seconds':>8}  first action")
-    for fill, n in [(f, n) for f in (1 / 3, 0.9) for n in sizes]:
+    parser = argparse.ArgumentParser(prog="python -m provisioner.disruption.bench")
+    parser.add_argument("sizes", nargs="*", type=int, metavar="NODES", help="cluster sizes (default 10 50 200)")
+    parser.add_argument("--runs", type=int, default=3, help="passes per cluster; the medians are printed")
+    parser.add_argument("--worst", action="store_true", help="only the 90%%-full clusters")
+    args = parser.parse_args(argv if argv is not None else sys.argv[1:])
+    sizes = args.sizes or [10, 50, 200]
+    fills = (0.9,) if args.worst else (1 / 3, 0.9)
+    print(f"{'fill':>5} {'nodes':>6} {'pods':>6} {'seconds':>8} {'cpu':>7} {'load':>6}  first action")
+    for fill, n in [(f, n) for f in fills for n in sizes]:
         objs = cluster(n, fill)
         started = time.perf_counter()
-        result = consolidate(load_snapshot(objs))
-        elapsed = time.perf_counter() - started
+        snap = load_cluster(objs)
+        load = time.perf_counter() - started
+        walls, cpus = [], []
+        for _ in range(max(1, args.runs)):
+            wall, cpu = time.perf_counter(), time.process_time()
+            result = consolidate(snap)
+            walls.append(time.perf_counter() - wall)
+            cpus.append(time.process_time() - cpu)
         first = result.actions[0] if result.actions else None
         what = f"{first.kind} {len(first.nodes)} node(s) ({first.method}), saves ${first.savings:.4f}/h" if first else "none"
         pods = sum(1 for o in objs if o["kind"] == "Pod")
-        print(f"{fill:>5.0%} {n:>6} {pods:>6} {elapsed:>8.2f}  {what}")
+        print(f"{fill:>5.0%} {n:>6} {pods:>6} {statistics.median(walls):>8.3f} {statistics.median(cpus):>7.3f} "
+              f"{load:>6.2f}  {what}")
     return 0
 
 

@@ -9,13 +9,15 @@ Karpenter-managed node can be explained.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .. import labels as L
+from ..state.cluster import Cluster as Snapshot
+from ..state.objects import DO_NOT_DISRUPT, POD_DELETION_COST, PodInfo
+from ..state.statenode import StateNode
 from .pdb import Limits, do_not_disrupt, is_active, is_reschedulable, owned_by_daemonset
-from .snapshot import DO_NOT_DISRUPT, POD_DELETION_COST, NodeInfo, PodInfo, PoolDisruption, Snapshot
+from .types import PER_NODE_BASE_DISRUPTION_COST, Candidate
 
-PER_NODE_BASE_DISRUPTION_COST = 1.0
 BALANCED_K = 2  # pkg/apis/v1/nodepool.go BalancedK: approve when score >= 1/k
 
 
@@ -54,33 +56,6 @@ def offering_price(instance_type, zone: str | None, capacity_type: str | None) -
     return None
 
 
-@dataclass(eq=False)
-class Candidate:
-    node: NodeInfo
-    pool: str
-    spec: PoolDisruption
-    instance_type: object | None  # models.InstanceType from the NodePool's catalog, or None
-    zone: str | None
-    capacity_type: str | None
-    price: float
-    pods: list  # every pod bound to the node
-    reschedulable: list = field(default_factory=list)
-    reschedule_cost: float = PER_NODE_BASE_DISRUPTION_COST
-
-    @property
-    def name(self) -> str:
-        return self.node.name
-
-    @property
-    def empty(self) -> bool:
-        """Candidate.IsEmpty: no pod adds a positive reschedule cost."""
-        return self.reschedule_cost <= PER_NODE_BASE_DISRUPTION_COST
-
-    @property
-    def savings_ratio(self) -> float:
-        return self.price / self.reschedule_cost
-
-
 def pods_by_node(snap: Snapshot) -> dict:
     out: dict = {}
     for pod in snap.pods:
@@ -89,7 +64,7 @@ def pods_by_node(snap: Snapshot) -> dict:
     return out
 
 
-def validate_node(node: NodeInfo, snap: Snapshot) -> str | None:
+def validate_node(node: StateNode, snap: Snapshot) -> str | None:
     """ValidateNodeDisruptable, in upstream's order; None when the node may be disrupted."""
     claim = node.claim
     if claim is None:
@@ -123,7 +98,7 @@ def validate_pods(pods, limits: Limits) -> str | None:
     return None
 
 
-def new_candidate(node: NodeInfo, snap: Snapshot, limits: Limits, pool_types: dict, node_pods: list):
+def new_candidate(node: StateNode, snap: Snapshot, limits: Limits, pool_types: dict, node_pods: list):
     """NewCandidate: a Candidate, or the sentence saying why the node is none."""
     if why := validate_node(node, snap):
         return why

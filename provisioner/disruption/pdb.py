@@ -3,7 +3,7 @@ when the one PDB selecting it allows a disruption now; several PDBs on one pod b
 eviction API refuses); pods Karpenter does not evict are never blocked."""
 from __future__ import annotations
 
-from .snapshot import DO_NOT_DISRUPT, Pdb, PodInfo
+from ..state.objects import DO_NOT_DISRUPT, Pdb, PodInfo
 
 
 def is_active(pod: PodInfo) -> bool:
@@ -19,7 +19,7 @@ def do_not_disrupt(pod: PodInfo) -> bool:
         return False
     if value == "true":
         return True
-    from .snapshot import go_duration
+    from ..state.objects import go_duration
     return go_duration(value) is not None  # an unparsable value is ignored, as upstream
 
 

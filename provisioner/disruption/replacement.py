@@ -22,6 +22,7 @@ class Replacement:
     zone: str
     price: float
     options: list  # instance type names left after the price filters, cheapest first
+    nodepool: str = ""  # the NodePool the replacement NodeClaim launches from
 
 
 def claim_requirements(nodepool, pods) -> Requirements:

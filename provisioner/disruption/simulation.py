@@ -6,8 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .. import labels as L
-from ..api import plan_pools
+from ..planning import plan_rounds, scheduling_view
 from ..models import Inputs, Pod
+from ..result import SimulationResult
+from ..scheduling.existing import ExistingNodes, prepare_nodes
+from ..scheduling.shared import SharedSetup
 from ..scheduling.requirements import Requirement, Requirements
 from .pdb import Limits
 
@@ -41,6 +44,17 @@ class Simulator:
                             if n.claim is None or n.labels.get(L.INITIALIZED) == "true"}
         self._copies: dict = {}
         self.under_consolidate_after = self._under_consolidate_after(snap)
+        # The cluster without the nodes being deleted, prepared for the scheduler once: each run
+        # only leaves its candidates out (what plan_pools would do on inputs without them).
+        base = snap.inputs
+        rest = Inputs(nodepools=base.nodepools, nodeclasses=base.nodeclasses, pods=[],
+                      bound_pods=[p for p in base.bound_pods if p.node_name not in self.deleting],
+                      daemonsets=base.daemonsets, nodes=[n for n in base.nodes if n.name not in self.deleting],
+                      overlays=base.overlays, namespaces=base.namespaces)
+        nodes, bound, _, _ = scheduling_view(rest)
+        self.prepared = prepare_nodes(nodes, bound, base.daemonsets)
+        self.existing = ExistingNodes(self.prepared)
+        self.shared = SharedSetup()
 
     def _movable(self, node_names, avoid: frozenset = frozenset()) -> list:
         """The currently reschedulable pods of these nodes, unbound (CurrentlyReschedulablePods),
@@ -80,18 +94,16 @@ class Simulator:
             out.add(node.labels.get(L.HOSTNAME, node.name))
         return frozenset(out)
 
-    def run(self, candidates) -> Simulation:
+    def run(self, candidates, consolidation: bool = True) -> Simulation:
+        """consolidation: IsConsolidationSimulation, which keeps the candidates' pods off nodes
+        still inside consolidateAfter (drift simulates without it)."""
         names = {c.name for c in candidates}
-        gone = names | self.deleting
         base = self.snap.inputs
-        moved = self._movable(names, self.under_consolidate_after)
+        moved = self._movable(names, self.under_consolidate_after if consolidation else frozenset())
         from_deleting = self._movable(self.deleting - names)
-        inputs = Inputs(nodepools=base.nodepools, nodeclasses=base.nodeclasses,
-                        pods=list(base.pods) + moved + from_deleting,
-                        bound_pods=[p for p in base.bound_pods if p.node_name not in gone],
-                        daemonsets=base.daemonsets, nodes=[n for n in base.nodes if n.name not in gone],
-                        overlays=base.overlays, namespaces=base.namespaces)
-        result = plan_pools(inputs, self.pools, self.notes)
+        pending = list(base.pods) + moved + from_deleting
+        result = plan_rounds(SimulationResult(pods=len(pending)), self.existing.without(names), pending, self.pools,
+                             base.daemonsets, self.notes, self.shared)
         moved_names = {p.name for p in moved} | {p.name for p in from_deleting}
         sim = Simulation(nodeclaims=list(result.nodeclaims))
         for u in result.unschedulable:

@@ -9,13 +9,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..models import Pod
+from .. import labels as L
+from ..models import Inputs, Pod
 from .statenode import StateNode
 
 
 @dataclass
 class Cluster:
+    """state.Cluster: the StateNodes, and for disruption what upstream reads beside them (each
+    NodePool's disruption block, the PDBs, every pod, the SpotToSpotConsolidation gate)."""
     nodes: list = field(default_factory=list)  # [StateNode], in a stable order (by name)
+    inputs: Inputs | None = None  # the scheduling core's view (pools, node classes, nodes, bound and pending pods)
+    pools: dict = field(default_factory=dict)  # NodePool name -> PoolDisruption (spec.disruption)
+    pods: list = field(default_factory=list)  # PodInfo of every pod read
+    pdbs: list = field(default_factory=list)  # Pdb
+    nodeclaims_given: bool = False  # the objects held NodeClaims (else each managed Node gets a synthesized one)
+    spot_to_spot: bool | None = None  # the SpotToSpotConsolidation feature gate, when the objects show it
+    spot_to_spot_source: str = ""
+
+    def pool_of(self, node):
+        """The disruption block of the NodePool owning this StateNode, or None."""
+        return self.pools.get(node.labels.get(L.NODEPOOL, ""))
 
     def active(self) -> list:
         return [n for n in self.nodes if not n.marked_for_deletion]

@@ -1,5 +1,10 @@
 """One node of cluster state: a Node, its NodeClaim, or both (pkg/controllers/state/statenode.go).
 
+For the scheduler, `node` and `nodeclaim` are the loader's models. A StateNode read for disruption
+(provisioner.state.reader) also carries the Node's metadata and Ready condition (`meta`), the
+NodeClaim's conditions and deletion (`claim`) and the pods bound to it (`pods`); its name and
+labels are then the Node's, as upstream's Name() and Labels() are for a registered node.
+
 A NodeClaim that launched (it has a providerID) but has no Node yet is in-flight capacity: the
 scheduler sees it with the NodeClaim's labels, taints and allocatable. A Karpenter-managed node
 that is registered but not initialized ignores its startup taints and the known ephemeral ones,
@@ -8,11 +13,12 @@ plugin starts) from the NodeClaim. Unmanaged nodes are always registered and ini
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import labels as L
 from ..models import ExistingNode, NodeClaimObject
 from ..scheduling.taints import Taint
+from .objects import NodeClaimInfo, NodeInfo
 
 # scheduling.KnownEphemeralTaints (exact key/value/effect) and KnownEphemeralTaintKeyPrefixes.
 KNOWN_EPHEMERAL_TAINTS = (
@@ -37,6 +43,9 @@ def is_known_ephemeral(taint: Taint) -> bool:
 class StateNode:
     node: ExistingNode | None = None
     nodeclaim: NodeClaimObject | None = None
+    meta: NodeInfo | None = None  # the Node's disruption facts (set by state.reader)
+    claim: NodeClaimInfo | None = None  # the NodeClaim's disruption facts (set by state.reader)
+    pods: list = field(default_factory=list)  # PodInfo of the pods bound to it (set by state.reader)
 
     @property
     def managed(self) -> bool:
@@ -56,12 +65,16 @@ class StateNode:
 
     @property
     def name(self) -> str:
+        if self.meta is not None:
+            return self.meta.name
         if self.node is None or (self.managed and not self.registered):
             return self.nodeclaim.name
         return self.node.name
 
     @property
     def labels(self) -> dict:
+        if self.meta is not None:
+            return self.meta.labels
         if self.node is None or (self.managed and not self.registered):
             labels = dict(self.nodeclaim.labels)
             labels.setdefault(L.HOSTNAME, self.nodeclaim.node_name or self.nodeclaim.name)
@@ -100,8 +113,33 @@ class StateNode:
         return self._resources("capacity")
 
     @property
+    def annotations(self) -> dict:
+        return self.meta.annotations if self.meta is not None else {}
+
+    @property
+    def conditions(self) -> dict:
+        """The Node's status conditions, type -> status."""
+        return self.meta.conditions if self.meta is not None else {}
+
+    @property
+    def ready(self) -> bool | None:
+        """The Node's Ready condition (None: not known)."""
+        return self.meta.ready if self.meta is not None else None
+
+    @property
+    def deleting(self) -> bool:
+        """The Node's deletionTimestamp is set."""
+        if self.meta is not None:
+            return self.meta.deleting
+        return self.node is not None and self.node.deleting
+
+    @property
     def marked_for_deletion(self) -> bool:
-        """Deleted(): the NodeClaim is deleting/terminating, or an unmanaged Node is deleting."""
+        """MarkedForDeletion / Deleted(): the NodeClaim is deleting/terminating, or the Node is
+        deleting (for a StateNode read for disruption, either; else the NodeClaim's when managed)."""
+        if self.meta is not None or self.claim is not None:
+            claim = self.claim
+            return self.deleting or (claim is not None and (claim.deleting or claim.terminating))
         if self.nodeclaim is not None:
             return self.nodeclaim.deleting
         return self.node is not None and self.node.deleting

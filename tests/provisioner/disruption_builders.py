@@ -1,9 +1,9 @@
 """Builders for cluster snapshots (NodePools with a disruption block, Karpenter nodes, bound pods,
-PDBs, NodeClaims) and a runner for `provisioner.disruption.consolidation.consolidate`."""
+PDBs, NodeClaims) and a runner for `provisioner.disruption.controller.consolidate`."""
 from __future__ import annotations
 
-from provisioner.disruption.consolidation import consolidate
-from provisioner.disruption.snapshot import load_snapshot
+from provisioner.disruption.controller import consolidate
+from provisioner.state.reader import load_cluster
 from tests.provisioner.prov_builders import ZONES, catalog, itype, nodeclass, pod, req
 
 # Prices per hour, on-demand; spot is half (itype's default).
@@ -77,7 +77,7 @@ def nodeclaim(name, node, consolidatable=True, deleting=False):
 
 def run(*objects, types=TYPES, spot_to_spot=None, pools=None, now=None):
     objs = list(pools if pools is not None else [pool()]) + [nodeclass()] + list(objects)
-    return consolidate(load_snapshot(objs), catalog=catalog(*types), zones=ZONES, spot_to_spot=spot_to_spot, now=now)
+    return consolidate(load_cluster(objs), catalog=catalog(*types), zones=ZONES, spot_to_spot=spot_to_spot, now=now)
 
 
 def why(result) -> dict:

@@ -1,0 +1,57 @@
+"""What one disruption pass computes once and every method reads (pkg/controllers/disruption
+helpers.go GetCandidatesWithTotals, BuildDisruptionBudgetMapping, SimulateScheduling): each
+NodePool's instance types, the PDB limits, the candidates (NewCandidate, types.go) with their
+prices, the Balanced policy's NodePool totals, one scheduling simulator, and the sentence that
+keeps each node out (the first one given wins, as the methods run in upstream's order).
+"""
+from __future__ import annotations
+
+from .. import labels as L
+from ..planning import nodepool_instance_types
+from .budgets import budget_mapping
+from .candidates import new_candidate, offering_price, pods_by_node, pool_totals
+from .pdb import Limits
+from .simulation import Simulator
+from .types import Candidate
+
+
+class PassState:
+    def __init__(self, cluster, catalog, region, zones, spot_discount, spot_to_spot: bool, now):
+        self.cluster = cluster
+        self.spot_to_spot = spot_to_spot
+        self.now = now
+        node_zones = {n.labels[L.ZONE] for n in cluster.nodes if L.ZONE in n.labels}
+        zones = tuple(dict.fromkeys(list(zones) + sorted(node_zones)))
+        self.pools, notes = nodepool_instance_types(cluster.inputs, catalog, region, zones, spot_discount)
+        self.pool_models = {np_.name: np_ for np_, _ in self.pools}
+        self.pool_types = {np_.name: {it.name: it for it in its} for np_, its in self.pools}
+        self.limits = Limits(cluster.pdbs)
+        self.simulator = Simulator(cluster, self.pools, notes, self.limits)
+        self.by_node = pods_by_node(cluster)
+        self.reasons: dict = {}  # node -> decisive reason
+        self.managed = [n for n in cluster.nodes if n.claim is not None or L.NODEPOOL in n.labels]
+        self.prices = {}
+        for n in self.managed:
+            it = self.pool_types.get(n.labels.get(L.NODEPOOL, ""), {}).get(n.labels.get(L.INSTANCE_TYPE, ""))
+            self.prices[n.name] = offering_price(it, n.labels.get(L.ZONE), n.labels.get(L.CAPACITY_TYPE)) or 0.0
+        self.candidates: list[Candidate] = []
+        for n in self.managed:
+            made = new_candidate(n, cluster, self.limits, self.pool_types, self.by_node.get(n.name, []))
+            if isinstance(made, Candidate):
+                self.candidates.append(made)
+            else:
+                self.reasons[n.name] = made
+        self.totals = pool_totals(self.candidates, cluster, self.prices, self.by_node)
+        self.eligible: dict = {}  # method name -> number of candidates ShouldDisrupt kept
+
+    def note(self, c: Candidate, why: str) -> None:
+        self.reasons.setdefault(c.name, why)
+
+    def budgets(self, reason: str) -> dict:
+        """BuildDisruptionBudgetMapping for a reason, at the pass's time."""
+        return budget_mapping(self.cluster, reason, self.now)
+
+    @staticmethod
+    def sorted(cands) -> list:
+        """sortCandidates: highest savings per unit of disruption first (ties by name here)."""
+        return sorted(cands, key=lambda c: (-c.savings_ratio, c.name))

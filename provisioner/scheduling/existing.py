@@ -1,0 +1,193 @@
+"""Existing nodes as the scheduler's set-up sees them (scheduler.go NewScheduler, existingnode.go
+NewExistingNode), derived once per node and its bound pods.
+
+A disruption pass simulates scheduling once per candidate set over the same cluster less a few
+nodes; what each node contributes (its label requirements, DaemonSet overhead, what is left of
+its allocatable, host ports, attached volumes, the required anti-affinity of its pods) does not
+change between those simulations, so it is prepared once and shared by all of them, as upstream
+shares the scheduler's set-up across a pass (kubernetes-sigs/karpenter PR #3271).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import labels as L
+from .daemons import overhead_for_node
+from .nodeclaim import ExistingTarget, hostname_requirement
+from .requirements import Requirements
+from .resources import add
+
+
+class PreparedNode:
+    """One existing node, its bound pods, and what the scheduler derives from them. Read-only
+    once built: targets made from it share its requirement objects and remaining vector (both
+    are replaced, never changed in place, when a pod lands)."""
+    __slots__ = ("node", "bound", "requirements", "label_requirements", "available", "schedulable", "ports",
+                 "specs", "anti", "positions", "sort_key", "_vector")
+
+    def __init__(self, node, bound, daemonsets, positions=None):
+        """bound: the pods bound to this node; positions: each pod's index in the flat list of
+        bound pods the run was given (it orders the anti-affinity groups they create)."""
+        self.node, self.bound = node, list(bound)
+        used: dict = {}
+        daemon_used: dict = {}
+        ports = []
+        for pod in self.bound:
+            used = add(used, pod.spec.requests)
+            ports.extend(pod.spec.host_ports)
+            if pod.daemon:
+                daemon_used = add(daemon_used, pod.spec.requests)
+        daemon_left, daemon_ports = overhead_for_node(daemonsets, node.labels, node.taints, daemon_used)
+        self.available = {k: v - used.get(k, 0) - daemon_left.get(k, 0) for k, v in node.allocatable.items()}
+        self.schedulable = all(v >= 0 for v in self.available.values())
+        self.ports = tuple(ports) + tuple(daemon_ports)
+        self.label_requirements = Requirements.from_labels(node.labels)
+        reqs = self.label_requirements.copy()
+        reqs.add(hostname_requirement(node.labels[L.HOSTNAME]))
+        self.requirements = reqs
+        self.specs = [p.spec for p in self.bound]
+        self.positions = list(range(len(self.bound)) if positions is None else positions)
+        positions = self.positions
+        self.anti = [(pos, pod.spec, term) for pos, pod in zip(positions, self.bound) for term in pod.spec.anti_affinity]
+        # sortExistingNodes: initialized nodes first, then by name.
+        self.sort_key = (not getattr(node, "initialized", True), node.name)
+        self._vector = (None, None)
+
+    def with_pods(self, pods, positions, daemonsets) -> "PreparedNode":
+        """This node after more pods were bound to it (a later provisioning round)."""
+        return PreparedNode(self.node, self.bound + list(pods), daemonsets, self.positions + list(positions))
+
+    def remaining(self, dims: tuple) -> list:
+        """What is left of the allocatable, per scheduling dimension (shared: never mutated)."""
+        have, vector = self._vector
+        if have != dims:
+            vector = [self.available.get(d, 0) for d in dims]
+            self._vector = (dims, vector)
+        return vector
+
+    def target(self, dims: tuple, index: int) -> ExistingTarget:
+        node = self.node
+        target = ExistingTarget(node, self.requirements, self.remaining(dims), self.schedulable, self.ports, index)
+        target.volume_limits = dict(getattr(node, "volume_limits", None) or {})
+        for pod in self.bound:
+            for driver, claim in pod.volumes:
+                target.volume_usage.setdefault(driver, set()).add(claim)
+        return target
+
+
+def prepare_nodes(nodes, bound_pods, daemonsets) -> list:
+    """A PreparedNode per node, its pods taken from `bound_pods` (pods bound elsewhere ignored)."""
+    by_node: dict = {}
+    for pos, pod in enumerate(bound_pods):
+        by_node.setdefault(pod.node_name, []).append((pos, pod))
+    out = []
+    for node in nodes:
+        mine = by_node.get(node.name, [])
+        out.append(PreparedNode(node, [p for _, p in mine], daemonsets, [pos for pos, _ in mine]))
+    return out
+
+
+def _sort_key(prep: PreparedNode):
+    return prep.sort_key
+
+
+class ExistingNodes:
+    """The existing nodes of a run in the scheduler's order (sortExistingNodes: initialized first,
+    then by name), with what the set-up sums over all of them: the topology's view of each node,
+    the required anti-affinity of bound pods (in the order the pods were given), the capacity per
+    NodePool counted against its limits, and the remaining-resource matrix the scheduler uses to
+    skip full nodes. A disruption pass builds it once and takes `without(candidates)` per
+    simulation, which costs what the candidates change, not what the cluster holds."""
+
+    def __init__(self, prepared, _order=None, _base=None, _removed=()):
+        self.order = sorted(prepared, key=_sort_key) if _order is None else _order
+        self._base, self._removed = _base, _removed  # a view: the base's rows less these indices
+        self._entries = self._anti = self._pools = None
+        self._index = None
+        self._matrices: dict = {}
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def index(self) -> dict:
+        if self._index is None:
+            self._index = {p.node.name: i for i, p in enumerate(self.order)}
+        return self._index
+
+    def without(self, names) -> "ExistingNodes":
+        """These nodes less the named ones (a view sharing this set's sums)."""
+        index = self.index()
+        removed = sorted(index[n] for n in set(names) if n in index)
+        if not removed:
+            return self
+        return ExistingNodes(None, _order=_drop(self.order, removed), _base=self, _removed=removed)
+
+    def entries(self) -> list:
+        """Topology.existing: (labels, taints, requirements, bound pod specs) per node."""
+        if self._entries is None:
+            if self._base is not None:
+                self._entries = _drop(self._base.entries(), self._removed)
+            else:
+                self._entries = [(p.node.labels, p.node.taints, p.label_requirements, p.specs) for p in self.order]
+        return self._entries
+
+    def anti(self) -> list:
+        """(position, node, spec, term) of the bound pods' required anti-affinity, by position."""
+        if self._anti is None:
+            if self._base is not None:
+                gone = {id(self._base.order[i].node) for i in self._removed}
+                self._anti = [a for a in self._base.anti() if id(a[1]) not in gone]
+            else:
+                anti = [(pos, p.node, spec, term) for p in self.order for pos, spec, term in p.anti]
+                anti.sort(key=lambda entry: entry[0])
+                self._anti = anti
+        return self._anti
+
+    def pools(self) -> dict:
+        """NodePool -> (summed capacity, node count) of its existing nodes."""
+        if self._pools is None:
+            if self._base is not None:
+                pools = {k: (dict(cap), n) for k, (cap, n) in self._base.pools().items()}
+                for i in self._removed:
+                    node = self._base.order[i].node
+                    pool = node.labels.get(L.NODEPOOL)
+                    if pool in pools:
+                        cap, n = pools[pool]
+                        for k, v in node.capacity.items():
+                            cap[k] = cap.get(k, 0) - v
+                        pools[pool] = (cap, n - 1)
+            else:
+                pools = {}
+                for p in self.order:
+                    pool = p.node.labels.get(L.NODEPOOL)
+                    if pool is None:
+                        continue
+                    cap, n = pools.get(pool, ({}, 0))
+                    for k, v in p.node.capacity.items():
+                        cap[k] = cap.get(k, 0) + v
+                    pools[pool] = (cap, n + 1)
+            self._pools = pools
+        return self._pools
+
+    def matrix(self, dims: tuple):
+        """(remaining per node and dimension, schedulable per node) as numpy arrays."""
+        found = self._matrices.get(dims)
+        if found is None:
+            if self._base is not None:
+                remaining, schedulable = self._base.matrix(dims)
+                found = (np.delete(remaining, self._removed, axis=0), np.delete(schedulable, self._removed))
+            else:
+                found = (np.array([p.remaining(dims) for p in self.order]).reshape(len(self.order), len(dims)),
+                         np.array([p.schedulable for p in self.order], dtype=bool))
+            self._matrices[dims] = found
+        return found
+
+
+def _drop(items: list, removed: list) -> list:
+    """items less the (sorted) indices, by slices."""
+    out, start = [], 0
+    for i in removed:
+        out.extend(items[start:i])
+        start = i + 1
+    out.extend(items[start:])
+    return out
