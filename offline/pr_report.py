@@ -9,7 +9,8 @@ policy findings (policy-report.json).
 
 Exit 0 (the report is printed); 1 when --fail-on is given and what it names happened (drift: any
 NodePool or EC2NodeClass drifts; policy: a mandatory policy fails on the new render); 2 when an
-input is wrong (unknown ref, a render that fails on invalid config, unreadable snapshot).
+input is wrong (unknown ref, a render that fails on invalid config, unreadable snapshot) or the
+policy pack fails to run on either render (its cause is printed; never read as "no findings").
 """
 from __future__ import annotations
 
@@ -209,8 +210,26 @@ def render(source: Path, stack: str, out: Path, missing_ok: bool = False) -> Non
         errors = [line for line in rendered.stderr.splitlines() if line.startswith("error:")] or \
             rendered.stderr.strip().splitlines()[-1:] or ["render failed"]
         raise ReportError(f"rendering {stack} in {source} failed: {errors[0].removeprefix('error: ')}")
-    subprocess.run([sys.executable, "-m", "policies.check", str(out), "--report", str(out / "policy-report.json")],
-                   cwd=source, capture_output=True, text=True)
+    run_policies(source, out)
+
+
+# policies.check: 0 no mandatory finding, 3 a mandatory one; either way the report is written.
+POLICY_RAN = (0, 3)
+
+
+def run_policies(source: Path, out: Path) -> None:
+    """policies.check of `source`'s own pack over the render in `out`. A run that fails (an
+    exception, an import error in the pack, no report written) is an error naming its cause: an
+    empty findings list would otherwise read as "no findings" and pass FAIL_ON=policy."""
+    report = out / "policy-report.json"
+    report.unlink(missing_ok=True)  # a report left from an earlier run must not stand in for this one
+    done = subprocess.run([sys.executable, "-m", "policies.check", str(out), "--report", str(report)],
+                          cwd=source, capture_output=True, text=True)
+    if done.returncode not in POLICY_RAN or not report.is_file():
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        errors = [line for line in lines if line.startswith("error:")]
+        cause = (errors or lines[-1:] or [f"exit {done.returncode}, no {report.name} written"])[0]
+        raise ReportError(f"the policy pack of {source} failed on the {out.name} render: {cause.removeprefix('error: ')}")
 
 
 def _json_list(path: Path) -> list:

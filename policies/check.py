@@ -3,7 +3,7 @@
 Reads build/<stack>/resources.json (and outputs.json for the environment), writes
 build/<stack>/policy-report.json (a JSON list of {"policy", "resource", "level", "message"}),
 prints the violations, and exits 3 when a mandatory policy is violated, 0 otherwise, 2 when the
-input or the config cannot be read.
+input or the config cannot be read or the pack itself fails (nothing is written then).
 
     --environment ENV   judge as this environment (default: outputs.json "environment")
     --config FILE       policy config, same JSON shape as `pulumi preview --policy-pack-config`
@@ -135,7 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_UNREADABLE
-    findings = evaluate(stack, config)
+    try:
+        findings = evaluate(stack, config)
+    except Exception as err:  # noqa: BLE001 - a pack that cannot run must not read as "no findings"
+        print(f"error: the policy pack failed: {type(err).__name__}: {err}", file=sys.stderr)
+        return EXIT_UNREADABLE
     report = args.report or args.build_dir / REPORT
     try:
         report.write_text(json.dumps([f.to_json() for f in findings], indent=2) + "\n")
