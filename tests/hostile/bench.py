@@ -17,7 +17,8 @@ from pathlib import Path
 
 from tests.harness import PROJECT_DIR
 from tests.hostile.corpus import (CONFIG_CASES, MANIFEST_CASES, STACK, TEAM, block_pod_list, flow_pod_list,
-                                  json_pod_list, one_line_flow_pod_list, pod_list, stack_text, team_text)
+                                  file_type_cases, json_pod_list, one_line_flow_pod_list, pod_list, stack_text,
+                                  team_text)
 
 _RUNNER = """
 import sys, time, runpy
@@ -88,6 +89,9 @@ def main() -> int:
             build.mkdir()
             (build / "resources.json").write_text(text)
             rows.append((f"check/{case_id}", *_run("policies.check", str(build))))
+        # Files that are not regular files (named pipes), and a file name with ANSI escapes.
+        for case_id, module, argv, _ in file_type_cases(base / "file-types"):
+            rows.append((f"file/{case_id}", *_run(module, *argv)))
     width = max(len(r[0]) for r in rows)
     print(f"{'input':<{width}}  exit  seconds  peak MiB")
     for name, code, seconds, mib in rows:
