@@ -168,11 +168,16 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace, api=None) -> int:
-    """0 when every node is tainted, prepared or skipped for a stated reason; 1 if any write failed."""
-    from ..controller.kube import ApiError, KubernetesApi
+    """0 when every node is tainted, prepared or skipped for a stated reason; 1 if any write failed;
+    2 when there is no cluster to talk to (no kubeconfig)."""
+    from ..controller.kube import ApiError, KubernetesApi, NoKubeconfig
 
     if api is None:
-        api = KubernetesApi.from_environment()
+        try:
+            api = KubernetesApi.from_environment()
+        except NoKubeconfig as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     labels = tuple(args.prepared_labels or PREPARED_LABELS)
     try:
         outcomes = prepare_nodes(api, dry_run=args.dry_run, prepared_labels=labels, taint=args.taint,
