@@ -47,6 +47,8 @@ class KubeApi(Protocol):
     def patch_node(self, name: str, operations: list[dict]) -> dict:
         """A JSON patch (RFC 6902), so a `test` operation can guard against concurrent writers."""
 
+    def delete_cluster_role_binding(self, name: str) -> None: ...
+
 
 def _error(exc: Exception) -> ApiError:
     """The adapter's error for whatever the client or urllib3 raised."""
@@ -169,6 +171,12 @@ class KubernetesApi:
 
     def get_node(self, name: str) -> dict:
         return self._call(self.core.read_node, name=name, _request_timeout=self.request_timeout)
+
+    def delete_cluster_role_binding(self, name: str) -> None:
+        from kubernetes import client
+
+        self._call(client.RbacAuthorizationV1Api(self._api_client).delete_cluster_role_binding, name=name,
+                   _request_timeout=self.request_timeout)
 
     def patch_node(self, name: str, operations: list[dict]) -> dict:
         return self._call(self.core.patch_node, name=name, body=operations,
