@@ -22,6 +22,7 @@ from .kinds import WATCHED
 from .kube import KubernetesApi, NoKubeconfig
 from .loop import run_loop, start_reflectors
 from .metrics import Metrics
+from .worker import PlanWorker
 
 log = logging.getLogger("provisioner.serve")
 
@@ -85,6 +86,9 @@ def register(subparsers) -> None:
     parser.add_argument("--event-burst", type=_bounded_int(1, 10_000), default=20, help="events written in a burst at most (default 20)")
     parser.add_argument("--watch-timeout", type=_bounded_int(1, 86_400), default=300, metavar="SECONDS",
                         help="server-side timeout of each watch (default 300)")
+    parser.add_argument("--plan-timeout", type=_positive, default=60.0, metavar="SECONDS",
+                        help="stop a plan or consolidation what-if that runs longer (default 60; below the "
+                             "120 s after which /healthz fails)")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     parser.set_defaults(run=run)
 
@@ -115,12 +119,13 @@ def run(args) -> int:
     instance = os.environ.get("POD_NAME") or socket.gethostname()
     recorder = None if args.mode == "metrics-only" else EventRecorder(
         api, bucket=TokenBucket(args.event_qps, args.event_burst), instance=instance)
-    controller = Controller(plan=core.make_plan(holder, args.region), metrics=metrics, recorder=recorder,
-                            batcher=Batcher(args.batch_idle, args.batch_max), validate=core.validate,
-                            resync=args.resync, consolidate=core.make_consolidate(holder, args.region),
-                            consolidation_interval=args.consolidation_interval)
-
     stop = threading.Event()
+    # Plans run in a worker process with a time budget: the loop keeps beating and answers SIGTERM.
+    worker = PlanWorker(core.WORKER_FUNCTIONS, budget=args.plan_timeout, stop=stop, beat=health.beat)
+    controller = Controller(plan=core.make_plan(holder, args.region, worker), metrics=metrics, recorder=recorder,
+                            batcher=Batcher(args.batch_idle, args.batch_max), validate=core.validate,
+                            resync=args.resync, consolidate=core.make_consolidate(holder, args.region, worker),
+                            consolidation_interval=args.consolidation_interval)
     messages: queue.Queue = queue.Queue()
 
     def shutdown(*_) -> None:
@@ -137,5 +142,6 @@ def run(args) -> int:
     try:
         run_loop(controller, messages, stop, health, clock)
     finally:
+        worker.close()
         server.shutdown()
     return 0

@@ -279,3 +279,30 @@ def test_idle_connections_are_capped_and_timed_out_and_probes_still_answer():
             sock.close()
         server.shutdown()
         server.server_close()
+
+
+def test_readiness_is_published_before_the_first_plan_however_long_it_takes():
+    """The loop set /readyz only after its first tick, which runs the first consolidation what-if:
+    one that takes minutes (a budget schedule that never fires) kept the advisor unready."""
+    from provisioner.controller.reflector import Replace
+
+    release = threading.Event()
+    controller = Controller(plan=lambda objects: {"nodeclaims": [], "unschedulable": [], "summary": {}},
+                            metrics=Metrics(), recorder=None,
+                            consolidate=lambda objects, now: release.wait(TIMEOUT) and {})
+    messages: queue.Queue = queue.Queue()
+    for kind in WATCHED:
+        messages.put(Replace(kind, [], "1"))
+    health = Health(time.monotonic)
+    stop = threading.Event()
+    loop = threading.Thread(target=run_loop, args=(controller, messages, stop, health, time.monotonic), daemon=True)
+    loop.start()
+    try:
+        deadline = time.monotonic() + TIMEOUT / 2
+        while not health.ready and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert health.ready
+    finally:
+        stop.set()
+        release.set()
+        loop.join(TIMEOUT)
