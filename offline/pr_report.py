@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 
 from provisioner import simulate
 from provisioner.disruption.drift import DriftReport, drift
-from provisioner.errors import InputError
+from provisioner.errors import InputError, shown
 from provisioner.manifests import read_paths
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
@@ -203,13 +203,13 @@ def render(source: Path, stack: str, out: Path, missing_ok: bool = False) -> Non
         if missing_ok:
             (out / "manifests").mkdir(parents=True)
             return
-        raise ReportError(f"{source}: no stacks/Pulumi.{stack}.yaml")
+        raise ReportError(f"{shown(source)}: no stacks/Pulumi.{shown(stack)}.yaml")
     rendered = subprocess.run([sys.executable, "-m", "offline.render", stack, "--project-dir", str(source),
                                "--out", str(out)], cwd=source, capture_output=True, text=True)
     if rendered.returncode not in RENDERED:
         errors = [line for line in rendered.stderr.splitlines() if line.startswith("error:")] or \
             rendered.stderr.strip().splitlines()[-1:] or ["render failed"]
-        raise ReportError(f"rendering {stack} in {source} failed: {errors[0].removeprefix('error: ')}")
+        raise ReportError(f"rendering {shown(stack)} in {shown(source)} failed: {errors[0].removeprefix('error: ')}")
     run_policies(source, out)
 
 
@@ -229,7 +229,7 @@ def run_policies(source: Path, out: Path) -> None:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         errors = [line for line in lines if line.startswith("error:")]
         cause = (errors or lines[-1:] or [f"exit {done.returncode}, no {report.name} written"])[0]
-        raise ReportError(f"the policy pack of {source} failed on the {out.name} render: {cause.removeprefix('error: ')}")
+        raise ReportError(f"the policy pack of {shown(source)} failed on the {out.name} render: {cause.removeprefix('error: ')}")
 
 
 def _json_list(path: Path) -> list:
@@ -238,7 +238,7 @@ def _json_list(path: Path) -> list:
     except FileNotFoundError:
         return []
     except (OSError, json.JSONDecodeError) as err:
-        raise ReportError(f"{path}: not readable JSON: {err}") from None
+        raise ReportError(f"{shown(path)}: not readable JSON: {err}") from None
     return data if isinstance(data, list) else []
 
 
