@@ -46,6 +46,9 @@ def integration_settings(odigos: OdigosConfig) -> dict[str, Any]:
         "taint": f"{NEEDS_INIT_TAINT}=:{NEEDS_INIT_EFFECT}",
         "nodeSelector": odigos.prepare_node_selector,
         "namespace": odigos.namespace,
+        # The Job releases its ClusterRoleBinding when done: stacks whose Job ran before it did get
+        # one more run (the hash, hence the Job's and the binding's names, change), which releases it.
+        "releasesBinding": True,
     }
 
 
