@@ -46,6 +46,9 @@ def integration_settings(odigos: OdigosConfig) -> dict[str, Any]:
         "taint": f"{NEEDS_INIT_TAINT}=:{NEEDS_INIT_EFFECT}",
         "nodeSelector": odigos.prepare_node_selector,
         "namespace": odigos.namespace,
+        # The Job releases its ClusterRoleBinding when done: stacks whose Job ran before it did get
+        # one more run (the hash, hence the Job's and the binding's names, change), which releases it.
+        "releasesBinding": True,
     }
 
 
@@ -75,26 +78,45 @@ def odiglet_daemonset_name(odigos: OdigosConfig) -> str:
     return (odiglet.get("daemonsetName") if isinstance(odiglet, dict) else None) or "odiglet"
 
 
-def prepare_rbac(namespace: str) -> list[dict[str, Any]]:
-    """ServiceAccount, ClusterRole (get/list/patch nodes: what tainting needs) and its binding."""
+def prepare_binding(odigos: OdigosConfig) -> str:
+    """The ClusterRoleBinding that lets the prepare Job patch nodes, named like the Job (one per
+    integration hash): the Job deletes it once every node is tainted, so patch on every Node is
+    held only for the Job's life, and a new integration setting binds (and releases) a new one."""
+    return f"{PREPARE}-{integration_hash(odigos)}"
+
+
+def prepare_rbac(namespace: str, binding: str) -> list[dict[str, Any]]:
+    """ServiceAccount, ClusterRole (get/list/patch nodes: what tainting needs; delete on its own
+    binding only, to release it when done) and that binding."""
     meta = {"name": PREPARE, "labels": dict(MANAGED_BY)}
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {**meta, "namespace": namespace}},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta,
-         "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]}]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": meta,
+         "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]},
+                   {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterrolebindings"],
+                    "resourceNames": [binding], "verbs": ["delete"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {**meta, "name": binding},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": PREPARE},
          "subjects": [{"kind": "ServiceAccount", "name": PREPARE, "namespace": namespace}]},
     ]
 
 
 def prepare_command(odigos: OdigosConfig, *, provisioner_image: bool) -> list[str]:
-    """Taint every selected node once. The provisioner's command is idempotent and reports what it
-    did; without the provisioner, `kubectl taint --overwrite` does the same."""
+    """Taint every selected node once. The provisioner's command is idempotent, reports what it
+    did and then deletes the Job's ClusterRoleBinding; without the provisioner, `kubectl taint
+    --overwrite` does the same tainting (and `release_command` the deleting)."""
     taint = f"{NEEDS_INIT_TAINT}=:{NEEDS_INIT_EFFECT}"
     if provisioner_image:
-        return ["provisioner", "odigos-prepare-nodes", "--taint", taint, "--selector", odigos.prepare_node_selector]
+        return ["provisioner", "odigos-prepare-nodes", "--taint", taint, "--selector", odigos.prepare_node_selector,
+                "--release-binding", prepare_binding(odigos)]
     return ["kubectl", "taint", "nodes", "--selector", odigos.prepare_node_selector, taint, "--overwrite"]
+
+
+def release_command(odigos: OdigosConfig) -> list[str]:
+    """kubectl only (the image has no shell to chain commands): the Job's main container, run
+    after the tainting init container succeeded, deletes the binding."""
+    return ["kubectl", "delete", "clusterrolebinding", prepare_binding(odigos), "--ignore-not-found"]
 
 
 def prepare_job(odigos: OdigosConfig, *, image: pulumi.Input[str], provisioner_image: bool) -> dict[str, Any]:
@@ -124,21 +146,32 @@ def prepare_job(odigos: OdigosConfig, *, image: pulumi.Input[str], provisioner_i
                                     {"key": "CriticalAddonsOnly", "operator": "Exists"}],
                     "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "runAsGroup": 65532,
                                         "seccompProfile": {"type": "RuntimeDefault"}},
-                    "containers": [{
-                        "name": "prepare",
-                        "image": image,
-                        "command": prepare_command(odigos, provisioner_image=provisioner_image),
-                        "env": [{"name": "HOME", "value": "/tmp"}],  # kubectl's cache on a writable volume
-                        "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
-                        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                                            "capabilities": {"drop": ["ALL"]}},
-                        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
-                    }],
+                    **_prepare_containers(odigos, image, provisioner_image),
                     "volumes": [{"name": "tmp", "emptyDir": {}}],
                 },
             },
         },
     }
+
+
+def _prepare_containers(odigos: OdigosConfig, image: pulumi.Input[str], provisioner_image: bool) -> dict[str, Any]:
+    def container(name: str, command: list[str]) -> dict[str, Any]:
+        return {
+            "name": name,
+            "image": image,
+            "command": command,
+            "env": [{"name": "HOME", "value": "/tmp"}],  # kubectl's cache on a writable volume
+            "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
+            "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                                "capabilities": {"drop": ["ALL"]}},
+            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+        }
+
+    command = prepare_command(odigos, provisioner_image=provisioner_image)
+    if provisioner_image:
+        return {"containers": [container("prepare", command)]}
+    # Init containers run first and must succeed: the binding is deleted only once every node is tainted.
+    return {"initContainers": [container("prepare", command)], "containers": [container("release", release_command(odigos))]}
 
 
 def odiglet_restart(odigos: OdigosConfig) -> dict[str, Any]:
@@ -227,7 +260,7 @@ class Odigos(pulumi.ComponentResource):
 
     def _taint_and_restart(self, name: str, odigos: OdigosConfig, prepare_image: pulumi.Input[str] | None) -> None:
         rbac = []
-        for manifest in prepare_rbac(odigos.namespace):
+        for manifest in prepare_rbac(odigos.namespace, prepare_binding(odigos)):
             kind = manifest["kind"]
             resource_type = {"ServiceAccount": k8s.core.v1.ServiceAccount, "ClusterRole": k8s.rbac.v1.ClusterRole,
                              "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding}[kind]

@@ -220,6 +220,16 @@ def service_manifest(namespace: str) -> dict[str, Any]:
                      "ports": [{"name": "metrics", "port": PORT, "targetPort": "metrics", "protocol": "TCP"}]}}
 
 
+def network_policy_manifest(namespace: str, scrapers: list[dict[str, Any]]) -> dict[str, Any]:
+    """Ingress to the advisor only from the metrics scrapers, only on the metrics port. The
+    kubelet's probes come from the node, which NetworkPolicy always admits; egress (the API server,
+    AWS) is left open."""
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(ADVISOR, namespace),
+            "spec": {"podSelector": {"matchLabels": dict(LABELS)}, "policyTypes": ["Ingress"],
+                     "ingress": [{"from": [dict(peer) for peer in scrapers],
+                                  "ports": [{"port": PORT, "protocol": "TCP"}]}]}}
+
+
 def pdb_manifest(namespace: str) -> dict[str, Any]:
     """maxUnavailable 1, not minAvailable 1: with one replica, minAvailable would block every node
     drain (and Karpenter's consolidation) for an advisor nothing depends on."""
@@ -239,6 +249,7 @@ _TYPES: dict[str, tuple[type, tuple[tuple[str, str], ...]]] = {
     "Deployment": (k8s.apps.v1.Deployment, (("metadata", "metadata"), ("spec", "spec"))),
     "Service": (k8s.core.v1.Service, (("metadata", "metadata"), ("spec", "spec"))),
     "PodDisruptionBudget": (k8s.policy.v1.PodDisruptionBudget, (("metadata", "metadata"), ("spec", "spec"))),
+    "NetworkPolicy": (k8s.networking.v1.NetworkPolicy, (("metadata", "metadata"), ("spec", "spec"))),
 }
 
 
@@ -286,6 +297,8 @@ class Provisioner(pulumi.ComponentResource):
                  deployment_manifest(settings, image=self.image_ref, region=cluster.region), deployment_opts)
         _declare(f"{name}-service", "Service", service_manifest(settings.namespace), in_namespace)
         _declare(f"{name}-pdb", "PodDisruptionBudget", pdb_manifest(settings.namespace), in_namespace)
+        _declare(f"{name}-network-policy", "NetworkPolicy",
+                 network_policy_manifest(settings.namespace, settings.metrics_scrapers), in_namespace)
         self.register_outputs({"imageRef": self.image_ref, "repositoryUrl": self.repository_url,
                                "namespace": self.namespace})
 

@@ -9,7 +9,8 @@ policy findings (policy-report.json).
 
 Exit 0 (the report is printed); 1 when --fail-on is given and what it names happened (drift: any
 NodePool or EC2NodeClass drifts; policy: a mandatory policy fails on the new render); 2 when an
-input is wrong (unknown ref, a render that fails on invalid config, unreadable snapshot).
+input is wrong (unknown ref, a render that fails on invalid config, unreadable snapshot) or the
+policy pack fails to run on either render (its cause is printed; never read as "no findings").
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from typing import Any, Mapping, Sequence
 
 from provisioner import simulate
 from provisioner.disruption.drift import DriftReport, drift
-from provisioner.errors import InputError
+from provisioner.errors import InputError, shown
 from provisioner.manifests import read_paths
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
@@ -202,15 +203,33 @@ def render(source: Path, stack: str, out: Path, missing_ok: bool = False) -> Non
         if missing_ok:
             (out / "manifests").mkdir(parents=True)
             return
-        raise ReportError(f"{source}: no stacks/Pulumi.{stack}.yaml")
+        raise ReportError(f"{shown(source)}: no stacks/Pulumi.{shown(stack)}.yaml")
     rendered = subprocess.run([sys.executable, "-m", "offline.render", stack, "--project-dir", str(source),
                                "--out", str(out)], cwd=source, capture_output=True, text=True)
     if rendered.returncode not in RENDERED:
         errors = [line for line in rendered.stderr.splitlines() if line.startswith("error:")] or \
             rendered.stderr.strip().splitlines()[-1:] or ["render failed"]
-        raise ReportError(f"rendering {stack} in {source} failed: {errors[0].removeprefix('error: ')}")
-    subprocess.run([sys.executable, "-m", "policies.check", str(out), "--report", str(out / "policy-report.json")],
-                   cwd=source, capture_output=True, text=True)
+        raise ReportError(f"rendering {shown(stack)} in {shown(source)} failed: {errors[0].removeprefix('error: ')}")
+    run_policies(source, out)
+
+
+# policies.check: 0 no mandatory finding, 3 a mandatory one; either way the report is written.
+POLICY_RAN = (0, 3)
+
+
+def run_policies(source: Path, out: Path) -> None:
+    """policies.check of `source`'s own pack over the render in `out`. A run that fails (an
+    exception, an import error in the pack, no report written) is an error naming its cause: an
+    empty findings list would otherwise read as "no findings" and pass FAIL_ON=policy."""
+    report = out / "policy-report.json"
+    report.unlink(missing_ok=True)  # a report left from an earlier run must not stand in for this one
+    done = subprocess.run([sys.executable, "-m", "policies.check", str(out), "--report", str(report)],
+                          cwd=source, capture_output=True, text=True)
+    if done.returncode not in POLICY_RAN or not report.is_file():
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        errors = [line for line in lines if line.startswith("error:")]
+        cause = (errors or lines[-1:] or [f"exit {done.returncode}, no {report.name} written"])[0]
+        raise ReportError(f"the policy pack of {shown(source)} failed on the {out.name} render: {cause.removeprefix('error: ')}")
 
 
 def _json_list(path: Path) -> list:
@@ -219,7 +238,7 @@ def _json_list(path: Path) -> list:
     except FileNotFoundError:
         return []
     except (OSError, json.JSONDecodeError) as err:
-        raise ReportError(f"{path}: not readable JSON: {err}") from None
+        raise ReportError(f"{shown(path)}: not readable JSON: {err}") from None
     return data if isinstance(data, list) else []
 
 

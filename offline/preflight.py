@@ -25,6 +25,7 @@ from components import crds as crd_checks
 from components import reference
 from components.config import load_platform
 from components.config.versions import expanded_violations
+from provisioner.controller.kube import NoKubeconfig, api_client_from_environment
 
 from . import versioncli
 
@@ -208,9 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     except versioncli.INPUT_ERRORS as err:
         return versioncli.refuse(err, args.stack)
     try:
-        from kubernetes import config as kube_config
-
-        api_client = kube_config.new_client_from_config(config_file=args.kubeconfig, context=args.context)
+        api_client = api_client_from_environment(args.kubeconfig, args.context)
+    except NoKubeconfig as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    try:
         api_client.configuration.retries = 0
         karpenter = platform.settings.karpenter
         report = check(KubernetesReader(api_client), stack=args.stack, frm=karpenter.version, to=args.to,

@@ -3,7 +3,9 @@
 Config is loaded as the Pulumi CLI would load it (Pulumi.yaml defaults, then
 stacks/Pulumi.<STACK>.yaml, then the team files); data sources get labelled placeholders.
 Exit 0 when rendered, 2 when the config is invalid (build/STACK/ is then left untouched), 4 when
-a rendered object fails the upstream checks (CRD schema/CEL, chart values; build/STACK/ is written).
+a rendered object fails the upstream checks (CRD schema/CEL, chart values; build/STACK/ is written),
+5 when the build folder cannot be written (an I/O failure: permissions, a full disk; the previous
+build/STACK/ is kept whole). Renders into the same folder at once take turns (a lock beside it).
 
 `--preview` runs the program as `pulumi preview` sees it (default out dir build/STACK-preview):
 data sources answered, but every attribute a provider computes on create (ids, ARNs, URLs,
@@ -15,13 +17,17 @@ when a mandatory policy is violated).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import runpy
 import shutil
+import stat
 import sys
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +35,8 @@ import yaml
 
 from components.config import ConfigError, build_platform, read_stack_files
 from components.config.loader import RawStack
+from provisioner.errors import shown
+from provisioner.safeyaml import file_kind
 
 from .cost import cost_report, summary_line
 
@@ -39,6 +47,8 @@ if TYPE_CHECKING:
 # once the config has passed: a refused stack file is reported without first paying for pulumi and grpc.
 
 SECRET_PLACEHOLDER = "PLACEHOLDER-SECRET-NOT-DECRYPTED-OFFLINE"
+# 3 is policies.check's (a mandatory violation, with --preview).
+EXIT_OK, EXIT_CONFIG, EXIT_UPSTREAM, EXIT_IO = 0, 2, 4, 5
 
 
 def cli_config(raw: RawStack) -> tuple[dict[str, str], list[str]]:
@@ -104,7 +114,10 @@ def _policy_documents(capture: Capture) -> dict[str, Any]:
 
 
 def write_build(capture: Capture, out_dir: Path) -> dict[str, int]:
-    """Write resources.json, outputs.json, manifests/ and iam/ into a fresh out_dir atomically."""
+    """Write resources.json, outputs.json, manifests/ and iam/ into a fresh out_dir atomically:
+    everything goes to a staging folder beside it, which then takes out_dir's place (the old one
+    is moved aside first and removed last, so out_dir is never half written or missing for long).
+    Callers that may run at once hold `build_lock(out_dir)`."""
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
     try:
@@ -137,13 +150,63 @@ def write_build(capture: Capture, out_dir: Path) -> dict[str, int]:
         (staging / "cost.json").write_text(json.dumps(cost_report(
             r.inputs for r in capture.resources if r.type.startswith("kubernetes:karpenter.sh/")
             or r.type.startswith("kubernetes:karpenter.k8s.aws/")), indent=2, allow_nan=False) + "\n")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(staging, out_dir)
+        old = None
+        if os.path.lexists(out_dir):
+            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-old-", dir=out_dir.parent))
+            os.replace(out_dir, old / out_dir.name)
+        try:
+            os.replace(staging, out_dir)
+        except BaseException:
+            if old is not None:  # put the previous build back: a failed render keeps the last good one
+                os.replace(old / out_dir.name, out_dir)
+                old.rmdir()
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return dict(Counter(r.type for r in capture.resources))
+
+
+@contextlib.contextmanager
+def build_lock(out_dir: Path):
+    """An exclusive lock on `out_dir` (flock on `.<name>.lock` beside it) for as long as the block
+    runs: two renders into one folder take turns instead of removing each other's work."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    # O_NONBLOCK: a named pipe planted as the lock file is an error (ENXIO), not a hang.
+    fd = os.open(out_dir.parent / f".{out_dir.name}.lock", os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@dataclass(frozen=True)
+class Published:
+    counts: dict[str, int]
+    cost: dict[str, Any]
+    manifests: int
+    iam: int
+
+
+def publish_build(capture: Capture, out_dir: Path) -> Published:
+    """`write_build` under `build_lock`, and what the summary reports read back before the lock
+    is released (another render may replace the folder right after)."""
+    with build_lock(out_dir):
+        counts = write_build(capture, out_dir)
+        return Published(counts, json.loads((out_dir / "cost.json").read_text()),
+                         len(list((out_dir / "manifests").iterdir())), len(list((out_dir / "iam").iterdir())))
+
+
+def refuse_out(out_dir: Path) -> str | None:
+    """Why `out_dir` cannot be a build folder (it exists and is not a folder), or None."""
+    try:
+        mode = out_dir.stat().st_mode
+    except OSError:  # missing, or under something that is not a folder: writing it reports that
+        return None
+    return None if stat.S_ISDIR(mode) else f"{shown(out_dir)}: is {file_kind(mode)}, not a folder; nothing rendered"
 
 
 def _quiet_loop_teardown(unraisable) -> None:
@@ -173,27 +236,32 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     project_dir = args.project_dir.resolve()
     out_dir = args.out or project_dir / "build" / (f"{args.stack}-preview" if args.preview else args.stack)
+    refused = refuse_out(out_dir)
+    if refused:
+        print(f"error: {refused}", file=sys.stderr)
+        return EXIT_CONFIG
     try:
         capture = render_stack(project_dir, args.stack, preview=args.preview)
     except ConfigError as err:
         for issue in err.issues:
             print(f"error: {issue}", file=sys.stderr)
-        print(f"{len(err.issues)} config error(s); nothing rendered ({out_dir} untouched).", file=sys.stderr)
-        return 2
+        print(f"{len(err.issues)} config error(s); nothing rendered ({shown(out_dir)} untouched).", file=sys.stderr)
+        return EXIT_CONFIG
     except _pulumi_run_error() as err:  # evaluated only when an error gets this far
         # What the program refuses once it sees the (placeholder) account, e.g. no subnet found.
         print(f"error: {err}", file=sys.stderr)
-        print(f"nothing rendered ({out_dir} untouched).", file=sys.stderr)
-        return 2
+        print(f"nothing rendered ({shown(out_dir)} untouched).", file=sys.stderr)
+        return EXIT_CONFIG
     try:
-        counts = write_build(capture, out_dir)
-    except OSError as err:  # e.g. --out names a file, or the folder is read-only
-        print(f"error: cannot write {out_dir}: {err.strerror or err}", file=sys.stderr)
-        return 2
+        published = publish_build(capture, out_dir)
+    except OSError as err:  # the folder is read-only, the disk is full, ...
+        print(f"error: cannot write {shown(out_dir)}: {err.strerror or err}", file=sys.stderr)
+        return EXIT_IO
     except ValueError as err:  # json.dumps(allow_nan=False): a build file never holds Infinity or NaN
         print(f"error: a build file would hold a number that is not finite ({err}); nothing written "
-              f"({out_dir} untouched)", file=sys.stderr)
-        return 2
+              f"({shown(out_dir)} untouched)", file=sys.stderr)
+        return EXIT_CONFIG
+    counts = published.counts
     how = "as `pulumi preview` sees it" if args.preview else "offline"
     from . import placeholders
     print(f"Rendered stack {args.stack!r} {how} (placeholder AWS facts, account {placeholders.ACCOUNT_ID}):")
@@ -201,12 +269,12 @@ def main(argv: list[str] | None = None) -> int:
     for type_token, count in sorted(counts.items()):
         print(f"  {type_token:<{width}}  {count}")
     print(f"  {'total':<{width}}  {sum(counts.values())}")
-    print(summary_line(json.loads((out_dir / "cost.json").read_text())))
+    print(summary_line(published.cost))
     # The path as the user can open it from where they ran the command.
     cwd = Path.cwd()
-    shown = out_dir.resolve().relative_to(cwd) if out_dir.resolve().is_relative_to(cwd) else out_dir
-    print(f"Wrote {shown}/resources.json, outputs.json, cost.json, manifests/ ({len(list((out_dir / 'manifests').iterdir()))} files), "
-          f"iam/ ({len(list((out_dir / 'iam').iterdir()))} files)")
+    shown_out = out_dir.resolve().relative_to(cwd) if out_dir.resolve().is_relative_to(cwd) else out_dir
+    print(f"Wrote {shown(shown_out)}/resources.json, outputs.json, cost.json, manifests/ ({published.manifests} files), "
+          f"iam/ ({published.iam} files)")
     if args.preview:
         from .monitor import UNKNOWN
 

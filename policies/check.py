@@ -3,7 +3,7 @@
 Reads build/<stack>/resources.json (and outputs.json for the environment), writes
 build/<stack>/policy-report.json (a JSON list of {"policy", "resource", "level", "message"}),
 prints the violations, and exits 3 when a mandatory policy is violated, 0 otherwise, 2 when the
-input or the config cannot be read.
+input or the config cannot be read or the pack itself fails (nothing is written then).
 
     --environment ENV   judge as this environment (default: outputs.json "environment")
     --config FILE       policy config, same JSON shape as `pulumi preview --policy-pack-config`
@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from provisioner.safeyaml import Limits, UnsafeInput, load_json_file
+from provisioner.errors import shown
+from provisioner.safeyaml import Limits, UnsafeInput, file_kind, load_json_file
 
 from .pack import ALL
 from .engine import Finding, evaluate, resolve, validate_config
@@ -80,21 +81,23 @@ def _read_json(path: Path) -> Any:
 
 def load_stack(build_dir: Path, environment: str | None = None) -> Stack:
     resources_file = build_dir / "resources.json"
+    if build_dir.exists() and not build_dir.is_dir():
+        raise InputError(f"{shown(build_dir)}: is {file_kind(build_dir.stat().st_mode)}, not a build folder")
     if not resources_file.exists():
-        raise InputError(f"{resources_file} not found; run `python -m offline.render <stack>` first")
+        raise InputError(f"{shown(resources_file)} not found; run `python -m offline.render <stack>` first")
     entries = _read_json(resources_file)
     if not isinstance(entries, list):
-        raise InputError(f"{resources_file} must hold a JSON list of resources")
+        raise InputError(f"{shown(resources_file)} must hold a JSON list of resources")
     if not entries:
         # Every render declares resources; an empty list is a broken build, not a clean one.
-        raise InputError(f"{resources_file} holds no resources: not a render (run `python -m offline.render <stack>`)")
+        raise InputError(f"{shown(resources_file)} holds no resources: not a render (run `python -m offline.render <stack>`)")
     if environment is None:
         outputs_file = build_dir / "outputs.json"
         outputs = _read_json(outputs_file) if outputs_file.exists() else {}
         environment = outputs.get("environment") if isinstance(outputs, Mapping) else None
         if not isinstance(environment, str):
             environment = None
-    return Stack(environment, tuple(resource_from_render(e, f"{resources_file}: [{i}]") for i, e in enumerate(entries)))
+    return Stack(environment, tuple(resource_from_render(e, f"{shown(resources_file)}: [{i}]") for i, e in enumerate(entries)))
 
 
 def load_config(path: Path | None) -> dict[str, Any]:
@@ -103,7 +106,7 @@ def load_config(path: Path | None) -> dict[str, Any]:
     config = _read_json(path)
     problems = validate_config(config)
     if problems:
-        raise InputError(f"config {path}:\n  " + "\n  ".join(problems))
+        raise InputError(f"config {shown(path)}:\n  " + "\n  ".join(problems))
     return config
 
 
@@ -135,12 +138,16 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_UNREADABLE
-    findings = evaluate(stack, config)
+    try:
+        findings = evaluate(stack, config)
+    except Exception as err:  # noqa: BLE001 - a pack that cannot run must not read as "no findings"
+        print(f"error: the policy pack failed: {type(err).__name__}: {err}", file=sys.stderr)
+        return EXIT_UNREADABLE
     report = args.report or args.build_dir / REPORT
     try:
         report.write_text(json.dumps([f.to_json() for f in findings], indent=2, allow_nan=False) + "\n")
     except OSError as err:
-        print(f"error: cannot write the report {report}: {err.strerror or err}", file=sys.stderr)
+        print(f"error: cannot write the report {shown(report)}: {err.strerror or err}", file=sys.stderr)
         return EXIT_UNREADABLE
     print(format_findings(findings, stack, config))
     print(f"Wrote {report}")

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import os
+import stat
 
 from .errors import InputError
-from .safeyaml import Limits, UnsafeInput, load_yaml_files
+from .safeyaml import Limits, UnsafeInput, file_kind, load_yaml_files
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 # Manifests may be whole renders; config files use the default limits.
@@ -13,15 +14,21 @@ MANIFEST_LIMITS = Limits(max_bytes=64 * 2**20)
 
 def manifest_files(path: str) -> list:
     """The file itself, or every YAML/JSON file under a folder (sorted, recursive)."""
-    if os.path.isfile(path):
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputError("no such file or directory", origin=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", origin=path) from None
+    if stat.S_ISREG(mode):
         return [path]
-    if os.path.isdir(path):
+    if stat.S_ISDIR(mode):
         found = []
         for root, dirs, files in os.walk(path):
             dirs.sort()
             found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(YAML_SUFFIXES))
-        return found
-    raise InputError("no such file or directory", origin=path)
+        return found  # a named pipe among them is refused by the reader, naming it
+    raise InputError(f"is {file_kind(mode)}, not a regular file or folder; refused", origin=path)
 
 
 def manifest_limits(max_pods: int) -> Limits:

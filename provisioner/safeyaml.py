@@ -28,10 +28,14 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import os
+import stat
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 import yaml
+
+from .errors import shown
 
 try:  # libyaml parses several times faster; its parser is iterative, so the depth check holds
     _Parser = yaml.CSafeLoader
@@ -71,7 +75,7 @@ class UnsafeInput(ValueError):
         self.line = line
         self.column = column
         self.path = path if len(path) <= 100 else path[:97] + "..."  # the head says where; 64 levels of [0] do not
-        self.origin = f"{origin}:{line}:{column}" if line is not None else origin
+        self.origin = f"{shown(origin)}:{line}:{column}" if line is not None else shown(origin)
         super().__init__(": ".join(p for p in (self.origin, self.path, message) if p))
 
 
@@ -84,11 +88,38 @@ class Document:
 
 # --- bytes and text ----------------------------------------------------------------------------
 
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, for the message refusing it."""
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
 def read_bytes(path: Any, display: str | None = None, limits: Limits = DEFAULT_LIMITS) -> bytes:
-    """At most `max_bytes` of a regular file; a folder, a missing or a larger file is refused."""
+    """At most `max_bytes` of a regular file; a folder, a missing or a larger file is refused, and
+    so is anything else that is not a regular file (reading a named pipe blocks until a writer
+    comes, a device never ends): the file is looked at before it is opened, and opened without
+    blocking so that one swapped in between is refused too."""
     display = display or str(path)
     try:
-        with open(path, "rb") as handle:
+        kind = os.stat(path).st_mode
+        if stat.S_ISDIR(kind):
+            raise IsADirectoryError
+        if not stat.S_ISREG(kind):
+            raise UnsafeInput(f"is {file_kind(kind)}, not a regular file; refused", origin=display)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            kind = os.fstat(fd).st_mode
+            if not stat.S_ISREG(kind):
+                raise UnsafeInput(f"is {file_kind(kind)}, not a regular file; refused", origin=display)
+            handle = os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+        with handle:
             data = handle.read(limits.max_bytes + 1)
     except FileNotFoundError:
         raise UnsafeInput("file not found", origin=display) from None
@@ -605,5 +636,5 @@ def load_json_file(path: Any, display: str | None = None, limits: Limits = DEFAU
     return load_json_text(read_text(path, display, limits), display, limits)
 
 
-__all__ = ["DEFAULT_LIMITS", "Document", "Limits", "UnsafeInput", "check_events", "decode", "load_documents",
+__all__ = ["DEFAULT_LIMITS", "Document", "Limits", "file_kind", "UnsafeInput", "check_events", "decode", "load_documents",
            "load_json_file", "load_json_text", "load_yaml_file", "load_yaml_files", "read_bytes", "read_text"]

@@ -11,7 +11,7 @@ EXPECTED = {
     "dev": {"helm-karpenter-crd", "helm-karpenter", "helm-odigos", "ec2nodeclass-default", "ec2nodeclass-gpu",
             "nodepool-web-frontend", "nodepool-web-api", "nodepool-ml-training-gpu", "nodepool-batch-jobs",
             "namespace-odigos-system", "serviceaccount-odigos-prepare-nodes", "clusterrole-odigos-prepare-nodes",
-            "clusterrolebinding-odigos-prepare-nodes", "daemonset-odiglet"},
+            "daemonset-odiglet"},
     "staging": {"helm-karpenter-crd", "helm-karpenter", "helm-odigos", "ec2nodeclass-default", "ec2nodeclass-gpu",
                 "nodepool-web-frontend", "nodepool-web-api", "nodepool-ml-training-gpu", "nodepool-batch-jobs",
                 "nodepool-batch-arm-jobs", "namespace-odigos-system", "nodeoverlay-odigos-instrumentation"},
@@ -26,9 +26,11 @@ def test_render_writes_every_object_of_the_kubernetes_side(stack, tmp_path):
     capture = render(stack)
     write_build(capture, tmp_path)
     written = {p.stem for p in (tmp_path / "manifests").iterdir()}
-    # The prepare Job's name carries the integration hash.
+    # The prepare Job's name, and its binding's (released by the Job), carry the integration hash.
     jobs = {name for name in written if name.startswith("job-odigos-prepare-nodes-")}
-    assert len(jobs) == (1 if stack == "dev" else 0)
+    bindings = {name for name in written if name.startswith("clusterrolebinding-odigos-prepare-nodes-")}
+    assert len(jobs) == len(bindings) == (1 if stack == "dev" else 0)
+    assert {j.removeprefix("job-") for j in jobs} == {b.removeprefix("clusterrolebinding-") for b in bindings}
     assert EXPECTED[stack] <= written - jobs  # other components (e.g. the provisioner) may add their own
 
 

@@ -133,7 +133,7 @@ def test_tainting_mount_methods_run_the_prepare_job_then_restart_odiglet(mount_m
     job = capture.of_type("kubernetes:batch/v1:Job")[0]
     assert job.inputs["metadata"]["name"] == f"odigos-prepare-nodes-{digest}"
     assert job.inputs["metadata"]["namespace"] == "odigos-system"
-    container = job.inputs["spec"]["template"]["spec"]["containers"][0]
+    container = job.inputs["spec"]["template"]["spec"]["initContainers"][0]
     assert container["image"] == "registry.k8s.io/kubectl:v1.34.1"
     assert container["command"] == ["kubectl", "taint", "nodes", "--selector",
                                     "kubernetes.io/os=linux,eks.amazonaws.com/compute-type!=fargate",
@@ -148,22 +148,41 @@ def test_tainting_mount_methods_run_the_prepare_job_then_restart_odiglet(mount_m
     assert job.urn in patch.options["dependsOn"]
 
 
-def test_prepare_job_may_only_read_and_patch_nodes():
-    capture = declare(platform())
+def test_prepare_job_may_only_read_and_patch_nodes_and_release_its_own_binding():
+    config = platform()
+    capture = declare(config)
+    binding_name = f"odigos-prepare-nodes-{integration_hash(config.settings.odigos)}"
     (role,) = manifests(capture, "ClusterRole")
-    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]}]
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]},
+                             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterrolebindings"],
+                              "resourceNames": [binding_name], "verbs": ["delete"]}]
     (binding,) = manifests(capture, "ClusterRoleBinding")
+    assert binding["metadata"]["name"] == binding_name
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "odigos-prepare-nodes", "namespace": "odigos-system"}]
     job = manifests(capture, "Job")[0]
     assert job["spec"]["template"]["spec"]["serviceAccountName"] == "odigos-prepare-nodes"
+
+
+def test_the_kubectl_prepare_job_deletes_its_binding_once_every_node_is_tainted():
+    """The binding (patch on every Node) used to stay bound after the one-shot Job finished. The
+    tainting runs as an init container; the main container, run only once it succeeded, deletes
+    the binding (the kubectl image has no shell to chain the two)."""
+    config = platform()
+    spec = manifests(declare(config), "Job")[0]["spec"]["template"]["spec"]
+    assert [c["name"] for c in spec["initContainers"]] == ["prepare"]
+    assert [c["command"] for c in spec["containers"]] == [
+        ["kubectl", "delete", "clusterrolebinding", f"odigos-prepare-nodes-{integration_hash(config.settings.odigos)}",
+         "--ignore-not-found"]]
 
 
 def test_provisioner_image_runs_the_provisioner_command():
     capture = declare(platform(), prepare_image="123456789012.dkr.ecr.us-east-1.amazonaws.com/provisioner@sha256:" + "a" * 64)
     container = manifests(capture, "Job")[0]["spec"]["template"]["spec"]["containers"][0]
     assert container["image"].endswith("@sha256:" + "a" * 64)
+    binding = f"odigos-prepare-nodes-{integration_hash(platform().settings.odigos)}"
     assert container["command"] == ["provisioner", "odigos-prepare-nodes", "--taint", "odigos.io/needs-init=:NoSchedule",
-                                    "--selector", "kubernetes.io/os=linux,eks.amazonaws.com/compute-type!=fargate"]
+                                    "--selector", "kubernetes.io/os=linux,eks.amazonaws.com/compute-type!=fargate",
+                                    "--release-binding", binding]
 
 
 def test_integration_hash_changes_with_the_integration_and_only_with_it():

@@ -133,3 +133,35 @@ def test_makefile_target_passes_the_options():
 def test_missing_snapshot_fails_before_rendering(repo, capsys):
     assert pr_report.main(["dev", "--base", "HEAD~1", "--snapshot", "no-such.yaml", "--project-dir", str(repo)]) == 2
     assert "no-such.yaml: no such file or directory" in capsys.readouterr().err
+
+
+def _stub_source(root: Path, check_body: str) -> Path:
+    """A source tree whose render writes an empty build and whose policy pack is `check_body`."""
+    (root / "stacks").mkdir(parents=True)
+    (root / "stacks" / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (root / "offline").mkdir()
+    (root / "offline" / "__init__.py").write_text("")
+    (root / "offline" / "render.py").write_text(
+        "import sys, pathlib\nout = pathlib.Path(sys.argv[sys.argv.index('--out') + 1])\n"
+        "(out / 'manifests').mkdir(parents=True)\n(out / 'resources.json').write_text('[]')\n")
+    (root / "policies").mkdir()
+    (root / "policies" / "__init__.py").write_text("")
+    (root / "policies" / "check.py").write_text(check_body)
+    return root
+
+
+def test_a_policy_pack_that_raises_is_an_error_not_no_findings(tmp_path):
+    """A change that breaks the pack (here an import error; policies.check exits 1 with a traceback
+    and writes no report) used to read as an empty report, so FAIL_ON=policy passed it."""
+    source = _stub_source(tmp_path / "src", "from policies.nowhere import ALL\n")
+    with pytest.raises(pr_report.ReportError) as err:
+        pr_report.render(source, "dev", tmp_path / "after")
+    assert "policy pack" in str(err.value)
+    assert "ModuleNotFoundError: No module named 'policies.nowhere'" in str(err.value)
+
+
+def test_a_policy_pack_that_writes_its_report_passes(tmp_path):
+    source = _stub_source(tmp_path / "src", "import sys, pathlib\n"
+                          "pathlib.Path(sys.argv[sys.argv.index('--report') + 1]).write_text('[]')\nsys.exit(3)\n")
+    pr_report.render(source, "dev", tmp_path / "after")
+    assert (tmp_path / "after" / "policy-report.json").read_text() == "[]"

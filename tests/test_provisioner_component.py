@@ -345,3 +345,39 @@ def test_advisor_rules_cover_every_watched_kind():
     readable = {(group, resource) for rule in advisor_rules("advisor") if rule["verbs"] == READ
                 for group in rule["apiGroups"] for resource in rule["resources"]}
     assert readable == {(k.group, k.plural) for k in WATCHED}
+
+
+# --- who may reach the metrics port ------------------------------------------------------------
+
+def test_network_policy_admits_only_the_scraper_to_the_metrics_port():
+    """The metrics server was open to every pod in the cluster (400 idle sockets held 415 threads);
+    a NetworkPolicy now selects the advisor's pods and admits ingress only from the scrapers, only
+    on the metrics port (the kubelet's probes come from the node, which NetworkPolicy admits)."""
+    capture, _ = declare()
+    (policy,) = manifests(capture, "NetworkPolicy")
+    (deployment,) = manifests(capture, "Deployment")
+    assert policy["metadata"]["namespace"] == "karpenter-provisioner"
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    assert policy["spec"]["ingress"] == [{
+        "from": [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}],
+        "ports": [{"port": 8080, "protocol": "TCP"}]}]
+    ports = deployment["spec"]["template"]["spec"]["containers"][0]["ports"]
+    assert [p["containerPort"] for p in ports] == [8080]
+
+
+def test_network_policy_takes_the_configured_scrapers():
+    scrapers = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]
+    capture, _ = declare({"provisioner": {"enabled": True, "metricsScrapers": scrapers}})
+    (policy,) = manifests(capture, "NetworkPolicy")
+    assert policy["spec"]["ingress"][0]["from"] == scrapers
+
+
+@pytest.mark.parametrize("scrapers,message", [
+    ([], "at least one scraper"),
+    ([{"pods": {}}], "a NetworkPolicy peer has namespaceSelector, podSelector or ipBlock"),
+    ([{"ipBlock": {"cidr": "10.0.0.0/8"}, "podSelector": {}}], "ipBlock stands alone"),
+])
+def test_metrics_scrapers_that_are_not_network_policy_peers_are_refused(scrapers, message):
+    with pytest.raises(ValueError, match=message):
+        ProvisionerConfig(enabled=True, metricsScrapers=scrapers)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from pydantic import BaseModel, ValidationError
+from provisioner.errors import shown
 
 # Keys from older Karpenter APIs that users still paste from blog posts.
 LEGACY_KEYS = {
@@ -42,7 +43,8 @@ class ConfigIssue:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}: {self.path}: {self.message}" if self.path else f"{self.file}: {self.message}"
+        file = shown(self.file)  # a file name with an ANSI escape must not recolour the terminal
+        return f"{file}: {self.path}: {self.message}" if self.path else f"{file}: {self.message}"
 
 
 class ConfigError(Exception):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -44,6 +44,28 @@ class ProvisionerConfig(Model):
     without it, or when AWS refuses, it plans with the catalog bundled in the image."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """Advisor log level."""
+    metrics_scrapers: list[dict[str, Any]] = Field(default_factory=lambda: [
+        {"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}])
+    """Who may connect to the advisor's metrics port: NetworkPolicy peers (`namespaceSelector`,
+    `podSelector`, `ipBlock`); the rendered NetworkPolicy admits nobody else (the kubelet's probes
+    come from the node, which NetworkPolicy always admits). Default: pods labelled
+    `app.kubernetes.io/name: prometheus` in any namespace."""
+
+    @field_validator("metrics_scrapers")
+    @classmethod
+    def _scrapers(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if not value:
+            raise ValueError("at least one scraper is needed, or nothing could read the metrics")
+        for index, peer in enumerate(value):
+            keys = set(peer)
+            if not keys or keys - {"namespaceSelector", "podSelector", "ipBlock"}:
+                raise ValueError(f"[{index}]: a NetworkPolicy peer has namespaceSelector, podSelector or ipBlock, "
+                                 f"got {sorted(keys) or 'nothing'}")
+            if "ipBlock" in keys and len(keys) > 1:
+                raise ValueError(f"[{index}]: ipBlock stands alone in a NetworkPolicy peer")
+            if any(not isinstance(peer[k], dict) for k in keys):
+                raise ValueError(f"[{index}]: each selector or ipBlock is a mapping")
+        return value
 
     @field_validator("platforms")
     @classmethod

@@ -5,6 +5,7 @@ from importlib import resources
 import json
 
 from ..errors import InputError
+from ..safeyaml import Limits, UnsafeInput, read_text
 from .facts import (DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, Catalog, OfferingFact, TypeFacts,
                     catalog_from_dict)
 from .overlay import apply_overlays
@@ -34,10 +35,10 @@ def shipped_catalog() -> Catalog:
 def load_catalog_file(path: str) -> Catalog:
     """A JSON file in the shared catalog format; types may carry `offerings` that replace the generated ones."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except FileNotFoundError:
-        raise InputError("catalog file not found", origin=path) from None
+        data = json.loads(read_text(path, path, Limits(max_bytes=64 * 2**20)))
+    except UnsafeInput as exc:
+        message = "catalog file not found" if exc.message == "file not found" else exc.message
+        raise InputError(message, origin=path) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", origin=path) from None
     return catalog_from_dict(data, origin=path)

@@ -9,6 +9,8 @@ labels the node `odigos.io/odiglet-oss-installed=true` (community) or
 already prepared and is left alone: tainting it would keep pods off it until odiglet restarts.
 
 Idempotent: a second run finds every node tainted or prepared and changes nothing.
+`--release-binding NAME` deletes that ClusterRoleBinding once every node is tainted or skipped
+(none failed): the Job's right to patch every Node ends with the Job.
 `--selector` narrows the nodes considered (as `kubectl taint --selector`); `--taint` names the
 taint (default `odigos.io/needs-init=:NoSchedule`).
 """
@@ -164,15 +166,24 @@ def register(subparsers) -> None:
     parser.add_argument("--prepared-label", action="append", dest="prepared_labels", metavar="KEY",
                         help=f"label odiglet sets to 'true' on prepared nodes (repeatable; default: {', '.join(PREPARED_LABELS)})")
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="report format")
+    parser.add_argument("--release-binding", metavar="NAME",
+                        help="delete this ClusterRoleBinding (the one granting this run patch on nodes) once no "
+                             "write failed, so the right ends with the run")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, api=None) -> int:
-    """0 when every node is tainted, prepared or skipped for a stated reason; 1 if any write failed."""
-    from ..controller.kube import ApiError, KubernetesApi
+    """0 when every node is tainted, prepared or skipped for a stated reason (and the binding, if
+    named, is released); 1 if any write failed;
+    2 when there is no cluster to talk to (no kubeconfig)."""
+    from ..controller.kube import ApiError, KubernetesApi, NoKubeconfig
 
     if api is None:
-        api = KubernetesApi.from_environment()
+        try:
+            api = KubernetesApi.from_environment()
+        except NoKubeconfig as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     labels = tuple(args.prepared_labels or PREPARED_LABELS)
     try:
         outcomes = prepare_nodes(api, dry_run=args.dry_run, prepared_labels=labels, taint=args.taint,
@@ -180,9 +191,24 @@ def run(args: argparse.Namespace, api=None) -> int:
     except ApiError as exc:  # listing nodes failed: nothing was changed
         print(f"error: cannot list nodes: {exc}", file=sys.stderr)
         return 1
+    failed = any(o.action == "failed" for o in outcomes)
+    released = None
+    binding = getattr(args, "release_binding", None)
+    if binding and not failed and not args.dry_run:
+        try:
+            api.delete_cluster_role_binding(binding)
+            released = True
+        except ApiError as exc:
+            if exc.status != 404:  # already gone (a retried pod released it): nothing left to do
+                print(f"error: cannot delete ClusterRoleBinding {binding}: {exc}", file=sys.stderr)
+                failed = True
+            released = exc.status == 404
     if args.output == "json":
-        json.dump({"dryRun": args.dry_run, "nodes": [asdict(o) for o in outcomes]}, sys.stdout, indent=2)
+        json.dump({"dryRun": args.dry_run, "nodes": [asdict(o) for o in outcomes],
+                   **({"releasedBinding": binding if released else None} if binding else {})}, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_report(outcomes, args.dry_run))
-    return 1 if any(o.action == "failed" for o in outcomes) else 0
+        if released:
+            sys.stdout.write(f"released ClusterRoleBinding {binding}\n")
+    return 1 if failed else 0

@@ -1,7 +1,9 @@
 """Batching windows and rate limits, on an explicit clock so that tests need no sleeping."""
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 @dataclass
@@ -65,16 +67,21 @@ class TokenBucket:
 
 @dataclass
 class Backoff:
-    """Exponential backoff for API errors: `base` doubling up to `cap`, reset by a success.
-    Deterministic (no jitter) because one advisor per cluster cannot stampede anything."""
+    """Exponential backoff for API errors: `base` doubling up to `cap`, reset by a success; each
+    delay stretched by up to `jitter` times itself (a random share), never beyond `cap`, so the
+    twelve watches of one advisor do not retry in step (client-go's reflector backs off the same
+    way: wait.NewExponentialBackoffManager, k8s.io/client-go/tools/cache/reflector.go)."""
 
     base: float = 1.0
     cap: float = 60.0
+    jitter: float = 0.0
+    rng: Callable[[], float] = field(default=random.random, repr=False)
     _failures: int = field(default=0, repr=False)
 
     def failure(self) -> float:
         """Seconds to wait after one more failure."""
-        delay = min(self.cap, self.base * (2 ** self._failures))
+        step = self.base * (2 ** min(self._failures, 62))  # the exponent is bounded: no float overflow
+        delay = min(self.cap, step * (1.0 + self.jitter * self.rng()))
         self._failures += 1
         return delay
 

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import queue
 import signal
 import socket
+import sys
 import threading
 import time
 
@@ -17,18 +19,36 @@ from .controller import Controller
 from .events import EventRecorder
 from .http import Health, make_server, serve_in_background
 from .kinds import WATCHED
-from .kube import KubernetesApi
+from .kube import KubernetesApi, NoKubeconfig
 from .loop import run_loop, start_reflectors
 from .metrics import Metrics
+from .worker import PlanWorker
 
 log = logging.getLogger("provisioner.serve")
 
 
 def _positive(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("expected a positive number")
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
+
+
+def _bounded_int(low: int, high: int):
+    """An argparse type: an integer in [low, high], else a message naming the range (exit 2)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer from {low} to {high}, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer from {low} to {high}, got {value}")
+        return value
+
+    return parse
 
 
 def _catalog_changed(metrics: Metrics, choice) -> None:
@@ -47,7 +67,7 @@ def register(subparsers) -> None:
     parser.add_argument("--mode", choices=("advisor", "metrics-only"), default=os.environ.get("PROVISIONER_MODE", "advisor"),
                         help="advisor records Events; metrics-only writes nothing to the cluster (default advisor)")
     parser.add_argument("--listen", default="0.0.0.0", help="address of the HTTP server (default 0.0.0.0)")
-    parser.add_argument("--port", type=int, default=8080, help="port of /metrics, /healthz, /readyz (default 8080)")
+    parser.add_argument("--port", type=_bounded_int(1, 65535), default=8080, help="port of /metrics, /healthz, /readyz (default 8080)")
     parser.add_argument("--region", default=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
                         help="AWS region of the cluster (default $AWS_REGION)")
     parser.add_argument("--catalog", choices=("live", "bundled"), default="live",
@@ -63,9 +83,12 @@ def register(subparsers) -> None:
     parser.add_argument("--consolidation-interval", type=_positive, default=60.0, metavar="SECONDS",
                         help="run the consolidation what-if (metrics) at most this often, after a change (default 60)")
     parser.add_argument("--event-qps", type=_positive, default=2.0, help="events written per second at most (default 2)")
-    parser.add_argument("--event-burst", type=int, default=20, help="events written in a burst at most (default 20)")
-    parser.add_argument("--watch-timeout", type=int, default=300, metavar="SECONDS",
+    parser.add_argument("--event-burst", type=_bounded_int(1, 10_000), default=20, help="events written in a burst at most (default 20)")
+    parser.add_argument("--watch-timeout", type=_bounded_int(1, 86_400), default=300, metavar="SECONDS",
                         help="server-side timeout of each watch (default 300)")
+    parser.add_argument("--plan-timeout", type=_positive, default=60.0, metavar="SECONDS",
+                        help="stop a plan or consolidation what-if that runs longer (default 60; below the "
+                             "120 s after which /healthz fails)")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     parser.set_defaults(run=run)
 
@@ -74,26 +97,35 @@ def run(args) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from . import core  # the scheduling core and its catalog load only when serving
 
+    try:  # before anything starts: without a cluster there is nothing to serve
+        api = KubernetesApi.from_environment()
+    except NoKubeconfig as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     clock = time.time
     metrics = Metrics(clock=clock)
     health = Health(clock)
     # Serve /healthz at once: loading the live catalog can take a while and must not look like a hang.
-    server = make_server(args.listen, args.port, metrics.registry, health)
+    try:
+        server = make_server(args.listen, args.port, metrics.registry, health)
+    except OSError as exc:  # port taken, an address not on this host, a privileged port
+        print(f"error: cannot listen on {args.listen}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     serve_in_background(server)
     holder = CatalogHolder(core.live_loader(args.region) if args.catalog == "live" else None, core.load_bundled,
                            on_change=lambda choice: _catalog_changed(metrics, choice))
     holder.start(clock())
 
-    api = KubernetesApi.from_environment()
     instance = os.environ.get("POD_NAME") or socket.gethostname()
     recorder = None if args.mode == "metrics-only" else EventRecorder(
         api, bucket=TokenBucket(args.event_qps, args.event_burst), instance=instance)
-    controller = Controller(plan=core.make_plan(holder, args.region), metrics=metrics, recorder=recorder,
-                            batcher=Batcher(args.batch_idle, args.batch_max), validate=core.validate,
-                            resync=args.resync, consolidate=core.make_consolidate(holder, args.region),
-                            consolidation_interval=args.consolidation_interval)
-
     stop = threading.Event()
+    # Plans run in a worker process with a time budget: the loop keeps beating and answers SIGTERM.
+    worker = PlanWorker(core.WORKER_FUNCTIONS, budget=args.plan_timeout, stop=stop, beat=health.beat)
+    controller = Controller(plan=core.make_plan(holder, args.region, worker), metrics=metrics, recorder=recorder,
+                            batcher=Batcher(args.batch_idle, args.batch_max), validate=core.validate,
+                            resync=args.resync, consolidate=core.make_consolidate(holder, args.region, worker),
+                            consolidation_interval=args.consolidation_interval)
     messages: queue.Queue = queue.Queue()
 
     def shutdown(*_) -> None:
@@ -110,5 +142,6 @@ def run(args) -> int:
     try:
         run_loop(controller, messages, stop, health, clock)
     finally:
+        worker.close()
         server.shutdown()
     return 0

@@ -17,6 +17,7 @@ from .kinds import POD, WATCHED, Kind
 from .metrics import Metrics, pool_teams
 from .pending import is_unschedulable, pod_key, plan_input
 from .reflector import Change, Failure, Message, Replace
+from .worker import PlanTimeout
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +196,10 @@ class Controller:
         objects = [obj for k in self.kinds for obj in self.cache.items(k.kind)]
         try:
             result = self.consolidate(objects, now)
+        except PlanTimeout as exc:
+            self.metrics.consolidation.runs.labels(result="timeout").inc()
+            log.warning("consolidation what-if: %s", exc)
+            return None
         except Exception:  # noqa: BLE001 - counted and logged; the advisor keeps running
             self.metrics.consolidation.runs.labels(result="error").inc()
             log.exception("consolidation what-if failed")
@@ -211,6 +216,11 @@ class Controller:
         try:
             result, _ = plan_excluding(self.plan, plan_input(objects, pods), self.exclusion_limit) if pods else (
                 _EMPTY, [])
+        except PlanTimeout as exc:
+            self.metrics.plans.labels(result="timeout").inc()
+            log.warning("plan for %d pending pods: %s", len(pods), exc)
+            self.last_plan = now
+            return None
         except Exception:  # noqa: BLE001 - a failed plan is counted and logged; the advisor keeps running
             self.metrics.plans.labels(result="error").inc()
             log.exception("plan failed for %d pending pods", len(pods))

@@ -17,6 +17,7 @@ from ..disruption.causes import cause_of
 from ..disruption.consolidation import consolidate
 from ..disruption.snapshot import load_snapshot
 from .catalog import CatalogHolder
+from .worker import PlanWorker
 
 log = logging.getLogger(__name__)
 
@@ -27,24 +28,53 @@ def validate(obj: dict) -> None:
     load_snapshot([obj])  # the scheduling loader, plus what consolidation reads (disruption, PDBs)
 
 
-def make_plan(holder: CatalogHolder, region: str) -> Callable[[list], dict]:
+def plan_objects(objects: list, region: str, *, catalog: Any = None) -> dict:
+    """The plan of `objects` (simulate's JSON shape): what the worker process runs."""
+    return simulate(objects, catalog=catalog, region=region).to_dict()
+
+
+def consolidate_objects(objects: list, now: float, region: str, *, catalog: Any = None) -> dict:
+    """The consolidation what-if on the cached objects at `now` (Unix time; scheduled budgets):
+    the `consolidate -o json` shape, plus `candidates` (method -> eligible nodes) and `causes`
+    (one short cause per blocked node). What the worker process runs."""
+    at = datetime.fromtimestamp(now, timezone.utc).replace(tzinfo=None)
+    result = consolidate(load_snapshot(objects), catalog=catalog, region=region, now=at)
+    return {**result.to_dict(), "candidates": dict(result.candidates),
+            "causes": [cause_of(why) for _, why in result.blocked]}
+
+
+# What `PlanWorker` runs, by name.
+WORKER_FUNCTIONS = {"plan": f"{__name__}:plan_objects", "consolidate": f"{__name__}:consolidate_objects"}
+
+
+def _catalog(holder: CatalogHolder) -> tuple[Any, Any]:
+    """The current catalog and a token that changes when it does (the worker keeps the last one sent)."""
+    choice = holder.current
+    if choice is None:
+        return None, ("none",)
+    return choice.catalog, (choice.source, choice.as_of, id(choice.catalog))
+
+
+def make_plan(holder: CatalogHolder, region: str, worker: PlanWorker | None = None) -> Callable[[list], dict]:
+    """The plan function the controller calls: in `worker` (off the loop, with its time budget)
+    when given, else in this process."""
     def plan(objects: list) -> dict:
-        choice = holder.current
-        return simulate(objects, catalog=choice.catalog if choice else None, region=region).to_dict()
+        catalog, token = _catalog(holder)
+        if worker is not None:
+            return worker.call("plan", objects, region, catalog=catalog, catalog_token=token)
+        return plan_objects(objects, region, catalog=catalog)
 
     return plan
 
 
-def make_consolidate(holder: CatalogHolder, region: str) -> Callable[[list, float], dict]:
-    """The consolidation what-if on the cached objects at `now` (Unix time; scheduled budgets):
-    the `consolidate -o json` shape, plus `candidates` (method -> eligible nodes) and `causes`
-    (one short cause per blocked node)."""
+def make_consolidate(holder: CatalogHolder, region: str, worker: PlanWorker | None = None
+                     ) -> Callable[[list, float], dict]:
+    """The consolidation what-if the controller calls (see consolidate_objects), in `worker` when given."""
     def run(objects: list, now: float) -> dict:
-        choice = holder.current
-        at = datetime.fromtimestamp(now, timezone.utc).replace(tzinfo=None)
-        result = consolidate(load_snapshot(objects), catalog=choice.catalog if choice else None, region=region, now=at)
-        return {**result.to_dict(), "candidates": dict(result.candidates),
-                "causes": [cause_of(why) for _, why in result.blocked]}
+        catalog, token = _catalog(holder)
+        if worker is not None:
+            return worker.call("consolidate", objects, now, region, catalog=catalog, catalog_token=token)
+        return consolidate_objects(objects, now, region, catalog=catalog)
 
     return run
 

@@ -27,8 +27,49 @@ class Health:
         return self.clock() - self.heartbeat < self.stale_after
 
 
-def make_server(host: str, port: int, registry: CollectorRegistry, health: Health) -> ThreadingHTTPServer:
+# A connection that sends no complete request within this many seconds is closed: a probe or a
+# scrape sends its request at once. Without it, each idle connection held a thread for ever.
+IDLE_TIMEOUT = 10.0
+# Connections served at once; more are closed on arrival, without a thread. Prometheus and the
+# kubelet need a handful; the NetworkPolicy admits nobody else (components/provisioner.py).
+MAX_CONNECTIONS = 32
+
+
+class BoundedServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer with at most `max_connections` handler threads: a connection over the
+    cap is closed at once (the client sees a reset, the server keeps its threads)."""
+
+    daemon_threads = True
+    request_queue_size = 128  # listen backlog: a burst of connections is accepted (and refused) at once
+
+    def __init__(self, address, handler, max_connections: int = MAX_CONNECTIONS):
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self.refused = 0
+        super().__init__(address, handler)
+
+    def process_request(self, request, client_address) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.refused += 1
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+
+def make_server(host: str, port: int, registry: CollectorRegistry, health: Health, *,
+                idle_timeout: float = IDLE_TIMEOUT, max_connections: int = MAX_CONNECTIONS) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
+        timeout = idle_timeout  # socket timeout: a silent or slow client is dropped (StreamRequestHandler)
+
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             path = self.path.split("?", 1)[0]
             if path == "/metrics":
@@ -52,9 +93,7 @@ def make_server(host: str, port: int, registry: CollectorRegistry, health: Healt
         def log_message(self, format: str, *args) -> None:  # noqa: A002 - probes every few seconds would flood the log
             return
 
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    return server
+    return BoundedServer((host, port), Handler, max_connections)
 
 
 def serve_in_background(server: ThreadingHTTPServer, poll_interval: float = 0.5) -> threading.Thread:

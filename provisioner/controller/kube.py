@@ -7,6 +7,7 @@ deserialisation) so that the scheduling core sees objects exactly as the API ret
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Iterator, Protocol
 
 from .kinds import CSINODE, DAEMONSET, NODE, PDB, POD, PV, PVC, STORAGECLASS, Kind
@@ -46,6 +47,8 @@ class KubeApi(Protocol):
     def patch_node(self, name: str, operations: list[dict]) -> dict:
         """A JSON patch (RFC 6902), so a `test` operation can guard against concurrent writers."""
 
+    def delete_cluster_role_binding(self, name: str) -> None: ...
+
 
 def _error(exc: Exception) -> ApiError:
     """The adapter's error for whatever the client or urllib3 raised."""
@@ -78,15 +81,11 @@ class KubernetesApi:
         self.request_timeout = request_timeout
 
     @classmethod
-    def from_environment(cls) -> "KubernetesApi":
-        """In a pod: the service account; elsewhere: the current kubeconfig context."""
-        from kubernetes import config
+    def from_environment(cls, kubeconfig: str | None = None, context: str | None = None) -> "KubernetesApi":
+        """In a pod: the service account; elsewhere: the kubeconfig (`kubeconfig`, else $KUBECONFIG,
+        else ~/.kube/config) and its `context` (default: the current one). NoKubeconfig when none."""
+        return cls(api_client_from_environment(kubeconfig, context))
 
-        try:
-            config.load_incluster_config()
-        except config.ConfigException:
-            config.load_kube_config()
-        return cls()
 
     def _lister(self, kind: Kind):
         if kind == POD:
@@ -173,6 +172,61 @@ class KubernetesApi:
     def get_node(self, name: str) -> dict:
         return self._call(self.core.read_node, name=name, _request_timeout=self.request_timeout)
 
+    def delete_cluster_role_binding(self, name: str) -> None:
+        from kubernetes import client
+
+        self._call(client.RbacAuthorizationV1Api(self._api_client).delete_cluster_role_binding, name=name,
+                   _request_timeout=self.request_timeout)
+
     def patch_node(self, name: str, operations: list[dict]) -> dict:
         return self._call(self.core.patch_node, name=name, body=operations,
                           _content_type="application/json-patch+json", _request_timeout=self.request_timeout)
+
+
+HOW_TO_GET_ONE = "`aws eks update-kubeconfig --name <cluster> --region <region>` writes one"
+
+
+class NoKubeconfig(Exception):
+    """No cluster to talk to: one line for the user (where we looked, how to get one), exit 2."""
+
+
+def kubeconfig_paths(kubeconfig: str | None = None) -> list[str]:
+    """Where a kubeconfig is looked for, as the client does: the given file, else every file of
+    $KUBECONFIG (a path list), else ~/.kube/config."""
+    if kubeconfig:
+        return [kubeconfig]
+    listed = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    return listed or [os.path.expanduser("~/.kube/config")]
+
+
+def api_client_from_environment(kubeconfig: str | None = None, context: str | None = None):
+    """A configured `kubernetes.client.ApiClient`, or NoKubeconfig naming where it looked.
+
+    In a pod (KUBERNETES_SERVICE_HOST set, no kubeconfig named) the service account; otherwise
+    the kubeconfig. A file that exists but cannot be used (malformed, unknown context) is named
+    with the client's reason, still on one line."""
+    from kubernetes import client, config
+
+    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        try:
+            configuration = client.Configuration()
+            config.load_incluster_config(client_configuration=configuration)
+            return client.ApiClient(configuration)
+        except config.ConfigException as exc:
+            in_cluster_error = f"in-cluster service account unusable ({exc})"
+    else:
+        in_cluster_error = "not in a pod (KUBERNETES_SERVICE_HOST unset)"
+    paths = kubeconfig_paths(kubeconfig)
+    found = [p for p in paths if os.path.isfile(p)]
+    if not found:
+        where = ", ".join(paths) + (" ($KUBECONFIG)" if kubeconfig is None and os.environ.get("KUBECONFIG") else "")
+        raise NoKubeconfig(f"no kubeconfig found: {in_cluster_error}, and no file at {where}; {HOW_TO_GET_ONE}, "
+                           f"or pass --kubeconfig PATH / set KUBECONFIG")
+    try:
+        configuration = client.Configuration()
+        config.load_kube_config(config_file=os.pathsep.join(found) if len(found) > 1 else found[0],
+                                context=context, client_configuration=configuration)
+        return client.ApiClient(configuration)
+    except Exception as exc:  # noqa: BLE001 - ConfigException, a YAML error, a missing key: all one line
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise NoKubeconfig(f"kubeconfig {', '.join(found)} cannot be used: {reason}; {HOW_TO_GET_ONE}") from None

@@ -11,6 +11,7 @@ from .http import Health
 from .kinds import Kind
 from .kube import KubeApi
 from .reflector import Reflector
+from .worker import Stopped
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,16 @@ def start_reflectors(api: KubeApi, kinds: Iterable[Kind], sink: Callable, stop: 
 
 def run_loop(controller: Controller, messages: "queue.Queue", stop: threading.Event, health: Health,
              clock: Callable[[], float], heartbeat: float = HEARTBEAT) -> None:
-    """Until `stop`: take messages (waiting at most until the next batch is due), then plan if due."""
+    """Until `stop`: take messages (waiting at most until the next batch is due), publish
+    readiness, then plan if due. A plan run by a PlanWorker raises Stopped when `stop` is set
+    meanwhile: the loop then ends at once (SIGTERM is not kept waiting for a plan)."""
+    try:
+        _loop(controller, messages, stop, health, clock, heartbeat)
+    except Stopped:
+        log.info("stopped while planning")
+
+
+def _loop(controller, messages, stop, health, clock, heartbeat) -> None:
     while not stop.is_set():
         now = clock()
         wait = controller.wait(now)
@@ -52,6 +62,9 @@ def run_loop(controller: Controller, messages: "queue.Queue", stop: threading.Ev
                 message = messages.get_nowait() if drained < DRAIN_LIMIT else None
             except queue.Empty:
                 message = None
-        controller.tick(clock())
+        # Ready as soon as every kind is listed, before any plan: a plan (run in the worker, with
+        # its budget) must never hold /readyz back, or the kubelet restarts the advisor into it.
         health.ready = controller.ready
+        health.beat()
+        controller.tick(clock())
         health.beat()

@@ -81,7 +81,7 @@ class Metrics:
         self.events = Counter(f"{PREFIX}_events",
                               "Pod events by outcome: created, exists (already recorded, e.g. before a restart), refreshed, "
                               "deduplicated, rate_limited, failed.", ["result"], registry=r)
-        self.plans = Counter(f"{PREFIX}_plans", "Plans run, by result (ok, error).", ["result"], registry=r)
+        self.plans = Counter(f"{PREFIX}_plans", "Plans run, by result (ok, error, timeout).", ["result"], registry=r)
         self.plan_duration = Histogram(f"{PREFIX}_plan_duration_seconds", "Time to plan one batch.",
                                        buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60), registry=r)
         self.last_plan = Gauge(f"{PREFIX}_last_plan_timestamp_seconds", "When the last plan finished (Unix time).",
@@ -150,7 +150,7 @@ class ConsolidationMetrics:
         self.price = Gauge(f"{PREFIX}_consolidation_hourly_price_usd",
                            "Hourly price of the Karpenter-managed nodes, before and after that command.",
                            ["when"], registry=r)
-        self.runs = Counter(f"{PREFIX}_consolidations", "Consolidation what-ifs run, by result (ok, error).",
+        self.runs = Counter(f"{PREFIX}_consolidations", "Consolidation what-ifs run, by result (ok, error, timeout).",
                             ["result"], registry=r)
         self.last = Gauge(f"{PREFIX}_last_consolidation_timestamp_seconds",
                           "When the last consolidation what-if finished (Unix time).", registry=r)

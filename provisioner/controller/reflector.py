@@ -45,27 +45,58 @@ class Failure:
 Message = Replace | Change | Failure
 
 
+class RunawayList(ApiError):
+    """A paged list that does not end (a continue token seen before, or more pages or items than
+    any cluster holds): dropped, reported, and retried after a backoff."""
+
+    def __init__(self, message: str):
+        super().__init__(0, message)
+
+
+class NoResourceVersion(ApiError):
+    """A list without `metadata.resourceVersion`: there is nothing to watch from."""
+
+    def __init__(self, message: str):
+        super().__init__(0, message)
+
+
+# A page ceiling and an item ceiling well above the largest clusters (150,000 pods, 5,000 nodes):
+# past them the list is a server or proxy fault, and the advisor must not grow until it is killed.
+MAX_PAGES = 1000
+MAX_ITEMS = 300_000
+
+
 class Reflector:
     def __init__(self, kind: Kind, api: KubeApi, sink: Callable[[Message], None], *, page_size: int = 500,
                  watch_timeout: int = 300, backoff: Backoff | None = None, quiet_pause: float = 1.0,
-                 absent_pause: float = 300.0):
+                 absent_pause: float = 300.0, max_pages: int = MAX_PAGES, max_items: int = MAX_ITEMS):
         self.kind = kind
         self.api = api
         self.sink = sink
         self.page_size = page_size
         self.watch_timeout = watch_timeout
-        self.backoff = backoff or Backoff()
+        self.backoff = backoff or Backoff(jitter=0.5)
         self.quiet_pause = quiet_pause
         self.absent_pause = absent_pause
+        self.max_pages = max_pages
+        self.max_items = max_items
         self.resource_version: str | None = None  # None: the next step lists
 
     def list_all(self) -> None:
         """Every page of a consistent list, then one Replace. A 410 on a continue token (the
-        snapshot expired mid-way) starts over on the next step."""
+        snapshot expired mid-way) starts over on the next step. As client-go's pager
+        (k8s.io/client-go/tools/pager/pager.go) follows `continue` until it is empty; unlike it,
+        a token that comes back or a list past the page or item ceiling is RunawayList (the
+        pages read so far are dropped), and a list without a resourceVersion is
+        NoResourceVersion after its Replace (the objects are usable, but there is nothing to
+        watch from: listing again at once would spin)."""
         items: list = []
         token: str | None = None
+        seen: set[str] = set()
+        pages = 0
         while True:
             page = self.api.list(self.kind, limit=self.page_size, continue_token=token)
+            pages += 1
             page_items = page.get("items") if isinstance(page, dict) else None
             items.extend(page_items if isinstance(page_items, list) else [])
             meta = page.get("metadata") if isinstance(page, dict) and isinstance(page.get("metadata"), dict) else {}
@@ -73,8 +104,17 @@ class Reflector:
             if token is None:
                 version = str(meta.get("resourceVersion") or "")
                 break
+            token = str(token)
+            if token in seen:
+                raise RunawayList(f"continue token {token[:40]!r} came back after {pages} pages: the list never ends")
+            if pages >= self.max_pages or len(items) > self.max_items:
+                raise RunawayList(f"still paging after {pages} pages and {len(items)} items "
+                                  f"(ceilings {self.max_pages} pages, {self.max_items} items)")
+            seen.add(token)
         self.sink(Replace(self.kind, items, version))
         self.resource_version = version or None
+        if not version:
+            raise NoResourceVersion("the list carried no metadata.resourceVersion; nothing to watch from")
 
     def watch_once(self) -> int:
         """One watch stream from the last seen resourceVersion until the server closes it;

@@ -22,7 +22,7 @@ import numpy as np
 from .requirements import Requirements
 from .topology import AFFINITY, SPREAD
 
-_CLAIMS = "claims"  # key of the per-variant NodeClaim masks in Variant.dead (its int keys are target indices)
+_CLAIMS = "claims"  # key of the per-variant NodeClaim masks in Variant.dead (beside the existing-target skip pointers)
 _HEAD = 8  # NodeClaims looked at one by one before masking the rest with numpy
 _END = 1 << 62  # a resume key after every NodeClaim's
 _EPOCH = 1 << 32  # rejections for now are marked gen + epoch; a new epoch voids them all (gens stay below)

@@ -75,7 +75,7 @@ class NodeClaim:
             return REJECT_FINAL
         if sig.spec.host_ports and ports_conflict(sig.spec.host_ports, self.host_ports):
             return REJECT_FINAL
-        entry = self.merge_cache.get(variant.id)
+        entry = self.merge_cache.get(variant.merge_id)
         if entry is None:
             err = self.requirements.compatible(variant.requirements, WELL_KNOWN)
             if err is None:
@@ -84,7 +84,7 @@ class NodeClaim:
                 entry = (merged if changed else self.requirements, changed)
             else:
                 entry = (None, ())
-            self.merge_cache[variant.id] = entry
+            self.merge_cache[variant.merge_id] = entry
         reqs, changed = entry
         if reqs is None:
             return REJECT_FINAL
@@ -167,11 +167,11 @@ class ExistingTarget:
         for have, r in zip(self.remaining, request):
             if r > have:
                 return REJECT_FINAL
-        entry = self.merge_cache.get(variant.id)
+        entry = self.merge_cache.get(variant.merge_id)
         if entry is None:
             err = self.requirements.compatible(variant.requirements)
             entry = _INCOMPATIBLE if err is not None else self.requirements.merged(variant.requirements)
-            self.merge_cache[variant.id] = entry
+            self.merge_cache[variant.merge_id] = entry
         if entry is _INCOMPATIBLE:
             return REJECT_FINAL
         reqs, _, _ = merge_topology(topology, variant, entry, frozenset())

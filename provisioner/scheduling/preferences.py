@@ -8,10 +8,13 @@ NodePool has one). Identical pods share one Signature and therefore one chain of
 """
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, replace
 
 from .requirements import Requirements
 from .taints import TOLERATE_PREFER_NO_SCHEDULE, untolerated
+
+_SKIP = "skip"  # key of the existing-target skip pointers in Variant.dead
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class Variant:
     def __init__(self, sig, level: int, constraints: Constraints, vid: int, volume=None):
         spec = sig.spec
         self.sig, self.level, self.constraints, self.id = sig, level, constraints, vid
+        self.merge_id = vid  # key of targets' requirement merges: one per distinct requirements (the scheduler's)
         strict = Requirements.from_labels(spec.node_selector)
         if constraints.required_terms:
             strict.add(*constraints.required_terms[0].values())
@@ -79,7 +83,7 @@ class Variant:
         self.monotone = True  # every rejection of a target is final (no zonal spread / affinity)
         self.free = True  # no topology of its own and no host ports: identical pods can be placed in bulk
         self.host_checks: list = []  # (group, limit): a node whose count exceeds limit never fits (hostname key)
-        self.dead: dict = {}  # targets that can never take this variant (skip pointers)
+        self.dead: dict = {}  # targets that can never take this variant (skip pointers under _SKIP; in-flight masks)
         self.template_cache: dict = {}
 
     def template_taint(self, template):
@@ -90,17 +94,28 @@ class Variant:
         return self.template_cache[key]
 
     def next_alive(self, i: int) -> int:
-        """Smallest target index >= i not known to reject this variant forever (path-compressed)."""
-        dead = self.dead
+        """Smallest target index >= i not known to reject this variant forever (path-compressed
+        skip pointers: skip[j] == j while target j is alive)."""
+        skip = self.dead.get(_SKIP)
+        if skip is None:
+            return i
+        size = len(skip)
         root = i
-        while root in dead:
-            root = dead[root]
-        while i in dead and dead[i] != root:
-            dead[i], i = root, dead[i]
+        while root < size and skip[root] != root:
+            root = skip[root]
+        while i < size and skip[i] != i and skip[i] != root:
+            skip[i], i = root, skip[i]
         return root
 
     def kill(self, i: int) -> None:
-        self.dead[i] = i + 1
+        """Target i never takes this variant. The pointers are a 4-byte array per shape, not a dict
+        entry per target: a pending Deployment's own anti-affinity rejects every existing node."""
+        skip = self.dead.get(_SKIP)
+        if skip is None:
+            skip = self.dead[_SKIP] = array("i")
+        if len(skip) <= i:
+            skip.extend(range(len(skip), i + 1))
+        skip[i] = i + 1
 
 
 class Signature:

@@ -262,3 +262,58 @@ def json_pod_list(count: int) -> str:
 def one_line_flow_pod_list(count: int) -> str:
     """The flow sequence with every item on one line (`items: [{...}, {...}, ...]`)."""
     return flow_pod_list(count).replace(",\n", ", ")
+
+
+# -- files that are not regular files (issue 22) -------------------------------------------------------
+
+def _fifo(path) -> None:
+    import os
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+
+
+FILE_TYPE_IDS = ("fifo-team-file", "fifo-stack-file", "fifo-manifest", "fifo-in-manifest-folder", "fifo-catalog",
+                 "fifo-build-resources", "fifo-policy-config", "ansi-file-name")
+
+
+def file_type_cases(root) -> list[tuple[str, str, list[str], list[str]]]:
+    """(id, module, argv, expected) over files made under `root` (a pathlib.Path): a named pipe
+    where a stack file, a team file, a `-f` input (alone or in a folder), a `--catalog`, a build's
+    resources.json or a policy config is read; each hung the command, and is now exit 2 naming it.
+    A manifest whose file name holds an ANSI escape is shown escaped."""
+    import pathlib
+
+    root = pathlib.Path(root)
+    cases = []
+    for case_id, fifo in (("fifo-team-file", TEAM), ("fifo-stack-file", STACK)):
+        project = root / case_id
+        (project / "stacks" / "teams").mkdir(parents=True)
+        (project / "Pulumi.yaml").write_text(
+            "name: karpenter-platform\nruntime: python\nconfig: {}\n")
+        for relative, text in ((STACK, stack_text()), (TEAM, team_text())):
+            if relative != fifo:
+                (project / relative).write_text(text)
+        _fifo(project / fifo)
+        cases.append((case_id, "offline.render", ["test", "--project-dir", str(project), "--out", str(project / "out")],
+                      [fifo, "named pipe"]))
+    _fifo(root / "pipe.yaml")
+    cases.append(("fifo-manifest", "provisioner", ["simulate", "-f", str(root / "pipe.yaml")], ["pipe.yaml", "named pipe"]))
+    _fifo(root / "folder" / "b.yaml")
+    (root / "folder" / "a.yaml").write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    cases.append(("fifo-in-manifest-folder", "provisioner", ["simulate", "-f", str(root / "folder")],
+                  ["folder/b.yaml", "named pipe"]))
+    (root / "empty.yaml").write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    cases.append(("fifo-catalog", "provisioner", ["simulate", "-f", str(root / "empty.yaml"), "--catalog",
+                                                  str(root / "pipe.yaml")], ["pipe.yaml", "named pipe"]))
+    _fifo(root / "build" / "resources.json")
+    cases.append(("fifo-build-resources", "policies.check", [str(root / "build")], ["resources.json", "named pipe"]))
+    (root / "build-ok").mkdir()
+    (root / "build-ok" / "resources.json").write_text('[{"type": "a", "name": "b", "inputs": {}}]')
+    cases.append(("fifo-policy-config", "policies.check", [str(root / "build-ok"), "--config", str(root / "pipe.yaml")],
+                  ["pipe.yaml", "named pipe"]))
+    escaped = root / "esc" / "team\x1b[2J\x1b[31m.yaml"
+    escaped.parent.mkdir()
+    escaped.write_text("kind: [\n")
+    cases.append(("ansi-file-name", "provisioner", ["simulate", "-f", str(root / "esc")], ["team\\x1b[2J\\x1b[31m.yaml"]))
+    return cases

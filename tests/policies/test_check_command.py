@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+from policies import check
 from tests.harness import PROJECT_DIR
 
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
@@ -133,3 +134,16 @@ def test_check_after_real_render_exits_0_then_3_when_a_nodeclass_allows_imdsv1(t
     assert result.returncode == 3
     mandatory = [f for f in json.loads((out / "policy-report.json").read_text()) if f["level"] == "mandatory"]
     assert [(f["policy"], f["resource"]) for f in mandatory] == [("nodeclass-imdsv2-hop-limit-1", node_class["urn"])]
+
+
+def test_check_a_pack_that_raises_exits_2_with_the_cause_and_writes_no_report(tmp_path, monkeypatch, capsys):
+    """An exception outside any single policy (here in evaluate itself) is exit 2 with the cause,
+    never a traceback and never an empty report read as "no findings"."""
+    build = _build(tmp_path, [_pool()])
+
+    def broken(*_args, **_kwargs):
+        raise KeyError("ceilings")
+    monkeypatch.setattr(check, "evaluate", broken)
+    assert check.main([str(build)]) == 2
+    assert capsys.readouterr().err == "error: the policy pack failed: KeyError: 'ceilings'\n"
+    assert not (build / "policy-report.json").exists()

@@ -26,6 +26,7 @@ class FakeKube:
         self.calls: list[tuple] = []
         self.page_size_cap = page_size_cap
         self.fail_patch_once: set[str] = set()
+        self.bindings: set[str] = set()  # ClusterRoleBinding names
 
     # -- list / watch ---------------------------------------------------------------------
     def list(self, kind: Kind, *, limit: int, continue_token: str | None) -> dict:
@@ -98,6 +99,13 @@ class FakeKube:
                 raise AssertionError(f"unexpected patch operation {op}")
         node["metadata"]["resourceVersion"] = str(int(node["metadata"]["resourceVersion"]) + 1)
         return copy.deepcopy(node)
+
+
+    def delete_cluster_role_binding(self, name: str) -> None:
+        self.calls.append(("delete_clusterrolebinding", name))
+        if name not in self.bindings:
+            raise ApiError(404, f'clusterrolebindings.rbac.authorization.k8s.io "{name}" not found')
+        self.bindings.discard(name)
 
 
 def _as_list_item(obj):

@@ -237,3 +237,72 @@ def test_serve_command_end_to_end_in_subprocess(tmp_path):
     assert "provisioner_pending_pods 2.0" in lines
     assert 'provisioner_catalog_info{source="bundled"} 1.0' in lines
     assert any(line.startswith('provisioner_nodepool_projected_hourly_cost_usd{nodepool="default"}') for line in lines)
+
+
+def test_idle_connections_are_capped_and_timed_out_and_probes_still_answer():
+    """400 connections that never send a request held 400 threads for ever (415 threads). Now at
+    most 32 are served at once (the rest are closed on arrival, without a thread), each idle one
+    is closed after the idle timeout, and the probes answer once they are gone."""
+    import socket
+
+    metrics = Metrics()
+    health = Health(time.time)
+    server = make_server("127.0.0.1", 0, metrics.registry, health, idle_timeout=1.0, max_connections=32)
+    serve_in_background(server, poll_interval=0.05)
+    port = server.server_address[1]
+    before = threading.active_count()
+    sockets = []
+    peak = 0
+    try:
+        for _ in range(400):
+            sockets.append(socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT))
+            peak = max(peak, threading.active_count() - before)
+        closed = 0
+        for sock in sockets:  # the server closes every one: at once over the cap, after 1 s idle otherwise
+            peak = max(peak, threading.active_count() - before)
+            try:
+                closed += sock.recv(1) == b""
+            except ConnectionResetError:
+                closed += 1
+            except socket.timeout:
+                pass
+        assert closed == 400
+        assert peak <= 32
+        assert server.refused >= 1
+        deadline = time.monotonic() + TIMEOUT
+        while threading.active_count() > before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert threading.active_count() == before
+        assert get(f"http://127.0.0.1:{port}/healthz") == (200, "ok\n")
+    finally:
+        for sock in sockets:
+            sock.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_readiness_is_published_before_the_first_plan_however_long_it_takes():
+    """The loop set /readyz only after its first tick, which runs the first consolidation what-if:
+    one that takes minutes (a budget schedule that never fires) kept the advisor unready."""
+    from provisioner.controller.reflector import Replace
+
+    release = threading.Event()
+    controller = Controller(plan=lambda objects: {"nodeclaims": [], "unschedulable": [], "summary": {}},
+                            metrics=Metrics(), recorder=None,
+                            consolidate=lambda objects, now: release.wait(TIMEOUT) and {})
+    messages: queue.Queue = queue.Queue()
+    for kind in WATCHED:
+        messages.put(Replace(kind, [], "1"))
+    health = Health(time.monotonic)
+    stop = threading.Event()
+    loop = threading.Thread(target=run_loop, args=(controller, messages, stop, health, time.monotonic), daemon=True)
+    loop.start()
+    try:
+        deadline = time.monotonic() + TIMEOUT / 2
+        while not health.ready and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert health.ready
+    finally:
+        stop.set()
+        release.set()
+        loop.join(TIMEOUT)

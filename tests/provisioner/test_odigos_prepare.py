@@ -202,6 +202,41 @@ def test_accepts_the_odigos_component_prepare_command():
     command = prepare_command(OdigosConfig(enabled=True, mount_method="k8s-host-path"), provisioner_image=True)
     assert command[:2] == ["provisioner", "odigos-prepare-nodes"]
     kube = fake_with(node("a"), node("f", labels={"eks.amazonaws.com/compute-type": "fargate"}))
+    kube.bindings.add(command[command.index("--release-binding") + 1])
     assert run(args(*command[2:]), api=kube) == 0
     assert kube.nodes["a"]["spec"]["taints"] == [TAINT]
     assert "taints" not in kube.nodes["f"]["spec"]
+    assert kube.bindings == set()
+
+
+def test_release_binding_deletes_it_once_every_node_is_done(capsys):
+    """The Job's ClusterRoleBinding (patch on every Node) stayed bound after the one-shot Job
+    finished; the command now deletes it when no write failed."""
+    kube = fake_with(node("a"))
+    kube.bindings.add("odigos-prepare-nodes-abc")
+    assert run(args("--release-binding", "odigos-prepare-nodes-abc"), api=kube) == 0
+    assert kube.bindings == set()
+    assert capsys.readouterr().out.splitlines()[-1] == "released ClusterRoleBinding odigos-prepare-nodes-abc"
+
+
+def test_release_binding_is_kept_while_a_write_failed_or_on_a_dry_run():
+    kube = fake_with(node("a"))
+    kube.bindings.add("b")
+
+    def forbidden(name, operations):
+        raise ApiError(403, 'nodes "a" is forbidden')
+    kube.patch_node = forbidden
+    assert run(args("--release-binding", "b"), api=kube) == 1
+    assert run(args("--release-binding", "b", "--dry-run"), api=fake_with(node("a"))) == 0
+    assert kube.bindings == {"b"}
+
+
+def test_release_binding_already_gone_is_fine_and_a_refusal_is_exit_1(capsys):
+    assert run(args("--release-binding", "gone"), api=fake_with(node("a"))) == 0
+    kube = fake_with(node("a"))
+
+    def refused(name):
+        raise ApiError(403, "forbidden")
+    kube.delete_cluster_role_binding = refused
+    assert run(args("--release-binding", "b"), api=kube) == 1
+    assert "error: cannot delete ClusterRoleBinding b: 403: forbidden" in capsys.readouterr().err
