@@ -20,6 +20,7 @@ from provisioner.safeyaml import UnsafeInput, load_yaml_file
 from .errors import ConfigError, ConfigIssue, format_path, issues_from_validation
 from .kube import check_dns_label
 from .odigos import odigos_cross_checks
+from .partition import foreign_arns, partition_for_region
 from .presets import deep_merge, expand_presets
 from .stack import PROJECT, PlatformConfig, StackSettings
 from .teams import Team
@@ -285,6 +286,8 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
     # Unknown zones (the cluster section is wrong and reported): a stand-in keeps the multi-zone
     # preset from reporting an empty `In` on every pool.
     zones = cluster.availability_zones if cluster is not None else ["zone-unknown"]
+    if cluster is not None:
+        issues.extend(_partition_issues(raw, cluster.region))
     team_names = sections.get("teams") if "teams" in sections else raw.values.get(f"{NAMESPACE}teams") or []
     if not isinstance(team_names, list):
         team_names = []
@@ -324,6 +327,15 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
     if version_gaps:
         raise ConfigError(version_gaps)
     return platform
+
+
+def _partition_issues(raw: RawStack, region: str) -> list[ConfigIssue]:
+    """ARNs of another partition than the cluster's region (an `arn:aws:` role in `cn-north-1`)."""
+    values = {key: value for key, value in raw.values.items() if key.startswith(NAMESPACE) and key not in SECRET_KEYS}
+    return [ConfigIssue(raw.sources.get(path.split(".", 1)[0].split("[", 1)[0], stack_file(raw.stack)), path,
+                        f"{arn!r} is in partition {partition!r}, but the cluster's region {region} is in "
+                        f"{partition_for_region(region)!r}: write arn:{partition_for_region(region)}:...")
+            for path, arn, partition in foreign_arns(values, region)]
 
 
 def _cross_checks(settings: StackSettings, teams: list[Team]) -> list[ConfigIssue]:
