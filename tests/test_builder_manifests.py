@@ -153,7 +153,7 @@ def test_floating_alias_is_detected_only_for_latest():
 
 def pool_of(pool, settings=None, environment_budget=None, **team_extra):
     teams = {"web": {"name": "web", "nodePools": [pool], **team_extra}}
-    platform = platform_from(settings=settings, teams=teams)
+    platform = platform_from(settings=settings, teams=teams, other_stacks=("dev", "prod"))
     return platform, platform.teams[0], platform.teams[0].node_pools[0]
 
 

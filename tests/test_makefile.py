@@ -71,3 +71,16 @@ def test_make_pr_report_failure_leaves_stdout_empty(project):
     assert done.returncode == 2
     assert done.stdout == ""
     assert "make pr-report: .venv/bin/python -m offline.pr_report dev --base no-such-ref" in done.stderr
+
+
+def test_make_render_dev_fails_on_an_invalid_base_value_that_dev_overrides(project):
+    """web's frontend limits are overridden in dev; an invalid base (what staging renders) must
+    still fail the dev render, and a typo inside environments.prod too."""
+    web = project / "stacks" / "teams" / "web.yaml"
+    text = web.read_text().replace('limits: {cpu: "200", memory: 800Gi}', 'limits: {cpu: "-10", memory: 800Gi}')
+    web.write_text(text.replace('      api: {limits: {cpu: "400"', '      api: {limts: {cpu: "400"'))
+    done = make(project, "render", "STACK=dev")
+    assert done.returncode == 2
+    assert "error: stacks/teams/web.yaml: nodePools[0].limits.cpu: '-10' is negative" in done.stderr
+    assert "error: stacks/teams/web.yaml: environments.prod.nodePools.api.limts: unknown key 'limts'" in done.stderr
+    assert not (project / "build").exists()

@@ -23,7 +23,7 @@ from .odigos import odigos_cross_checks
 from .partition import foreign_arns, partition_for_region
 from .presets import deep_merge, expand_presets
 from .stack import PROJECT, PlatformConfig, StackSettings
-from .teams import Team
+from .teams import Team, annotation_issues
 
 NAMESPACE = f"{PROJECT}:"
 SECRET_KEYS = {f"{NAMESPACE}odigosOnPremToken"}
@@ -255,9 +255,62 @@ def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str)
         return None
 
     try:
-        return Team.model_validate(doc), issues
+        team = Team.model_validate(doc)
     except ValidationError as err:
         return None, issues + issues_from_validation(err, display, Team, remap=remap)
+    issues += [ConfigIssue(display, path, message) for path, message in annotation_issues(team, env)]
+    return team, issues
+
+
+def known_environments(project_dir: Path, stack: str, environment: str) -> list[str]:
+    """Every environment a team file may name: each stack file's environment (its name unless it
+    sets `environment`), and the one being rendered."""
+    found = {environment, stack}
+    for path in (project_dir / "stacks").glob("Pulumi.*.yaml"):
+        name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        try:
+            document = load_yaml(path, stack_file(name))
+        except ConfigError:  # reported when that stack is rendered
+            document = None
+        value = _get(_get(document, "config"), f"{NAMESPACE}environment")
+        found.add(value if isinstance(value, str) and value else name)
+    return sorted(found)
+
+
+def _unknown_environments(doc: Any, environments: list[str], display: str) -> list[ConfigIssue]:
+    """`environments.production`, `budget.prd`: keys that name no stack are never applied."""
+    issues = []
+    for section in ("environments", "budget"):
+        mapping = _get(doc, section)
+        for key in mapping if isinstance(mapping, dict) else ():
+            if key not in environments:
+                close = difflib.get_close_matches(str(key), environments, n=1, cutoff=0.5)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                issues.append(ConfigIssue(display, f"{section}.{key}", f"no stack or environment is named {_short(key)}; "
+                                          f"{hint}stacks: {', '.join(environments)}"))
+    return issues
+
+
+def _other_environment_issues(name: str, doc: Any, env: str, environments: list[str], zones: list[str], display: str,
+                              reported: list[ConfigIssue]) -> list[ConfigIssue]:
+    """The team as the base (what a stack without an override sees) and every other environment
+    sees it: a value only another stack renders is still checked whichever stack is rendered."""
+    seen = set(reported)
+    base: set[ConfigIssue] = set()
+    issues: list[ConfigIssue] = []
+    for other in ["", *environments]:
+        if other == env:
+            continue
+        for issue in _resolve_team(name, doc, other, zones, display)[1]:
+            if not other:
+                base.add(issue)
+            if issue in seen:
+                continue
+            seen.add(issue)
+            if other and issue not in base and not issue.path.startswith(f"environments.{other}."):
+                issue = ConfigIssue(issue.file, issue.path, f"{issue.message} (as environment {other} sees it)")
+            issues.append(issue)
+    return issues
 
 
 def _is_dns_label(name: Any) -> bool:
@@ -292,6 +345,7 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
     if not isinstance(team_names, list):
         team_names = []
     teams: list[Team] = []
+    environments = known_environments(project_dir, raw.stack, env)
     for index, name in enumerate(team_names):
         if not _is_dns_label(name):
             continue  # reported by the stack's validation; never let such a name reach the filesystem
@@ -309,6 +363,8 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
             continue
         team, team_issues = _resolve_team(name, doc, env, zones, display)
         issues.extend(team_issues)
+        issues.extend(_unknown_environments(doc, environments, display))
+        issues.extend(_other_environment_issues(name, doc, env, environments, zones, display, team_issues))
         if team is not None:
             teams.append(team)
     if settings is not None:
