@@ -186,7 +186,8 @@ def test_minimal_pool_has_exactly_the_required_keys():
 
 
 def test_static_pool_writes_replicas_and_node_limit():
-    _, team, pool = pool_of({"name": "fixed", "replicas": 3, "limits": {"nodes": "5"}})
+    _, team, pool = pool_of({"name": "fixed", "replicas": 3, "limits": {"nodes": "5"}},
+                            settings={"karpenter": {"featureGates": {"staticCapacity": True}}})
     spec = nodepool_manifest(team, pool)["spec"]
     assert spec["replicas"] == 3
     assert spec["limits"] == {"nodes": "5"}

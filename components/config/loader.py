@@ -415,6 +415,11 @@ def _cross_checks(settings: StackSettings, teams: list[Team]) -> list[ConfigIssu
                 issues.append(ConfigIssue(display, f"nodePools[{index}].nodeClass",
                                           f"node class {pool.node_class!r} is not defined in the stack's nodeClasses "
                                           f"({', '.join(sorted(settings.node_classes))})"))
+            if pool.replicas is not None and not settings.karpenter.feature_gates.static_capacity:
+                issues.append(ConfigIssue(display, f"nodePools[{index}].replicas",
+                                          "a static NodePool needs Karpenter's StaticCapacity feature gate, which is off in "
+                                          "this stack: without it Karpenter never creates this pool's nodes; set "
+                                          "karpenter-platform:karpenter.featureGates.staticCapacity: true"))
             if settings.odigos.enabled and settings.odigos.mount_method == "k8s-init-container":
                 for t_index, taint in enumerate(pool.startup_taints):
                     if taint.key == "odigos.io/needs-init":
