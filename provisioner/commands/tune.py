@@ -68,7 +68,9 @@ def run(args) -> int:
     if not inputs.nodepools:
         raise InputError("no NodePool in the input: nothing to tune", origin=", ".join(args.paths))
     try:
-        result = tune(inputs, catalog=catalog, region=args.region, zones=args.zones, spot_discount=args.spot_discount)
+        # `accept`: a veto the caller's shell passes in (offline.tune: the platform's policy pack).
+        result = tune(inputs, catalog=catalog, region=args.region, zones=args.zones, spot_discount=args.spot_discount,
+                      accept=getattr(args, "accept", None))
     except ImportError as exc:
         raise InputError(f"tune needs scipy for the LP bound ({exc}); "
                          "install it with pip install 'karpenter-platform-provisioner[tune]'") from None
