@@ -76,3 +76,30 @@ def test_owner_too_big_for_the_annotations_is_refused_with_its_key_path():
     assert path == "owner"
     assert message.startswith("300,000 characters: NodePool web-pool carries it as the annotation karpenter-platform.io/owner")
     assert "262,144" in message
+
+
+GT_ABC = {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["abc"]}
+FAMILY = {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}
+SIZED = {"name": "pool", "preset": "general", "limits": {"cpu": "10", "memory": "40Gi"}, "requirements": [FAMILY, GT_ABC]}
+
+
+def paths(team):
+    return {path for path, _ in errors(team)}
+
+
+def test_requirement_path_indexes_the_users_list_not_the_preset_merged_one():
+    """The general preset adds five requirements before the pool's own: the second of a two-item
+    list was reported as requirements[6]."""
+    assert paths({"nodePools": [SIZED]}) == {"nodePools[0].requirements[1]"}
+
+
+def test_pool_path_is_its_index_in_the_file_when_an_earlier_pool_is_excluded():
+    other = {"name": "x", "limits": {"cpu": "1", "memory": "1Gi"}}
+    assert paths({"nodePools": [other, SIZED], "environments": {"dev": {"excludeNodePools": ["x"]}}}) == \
+        {"nodePools[1].requirements[1]"}
+
+
+def test_requirement_from_an_override_is_located_in_the_override():
+    team = {"nodePools": [{**SIZED, "requirements": [FAMILY]}],
+            "environments": {"prod": {"nodePools": {"pool": {"requirements": [FAMILY, GT_ABC]}}}}}
+    assert paths(team) == {"environments.prod.nodePools.pool.requirements[1]"}

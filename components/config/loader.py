@@ -195,6 +195,45 @@ def _apply_override(doc: dict, env: str, display: str) -> list[ConfigIssue]:
     return issues
 
 
+# Marks where each pool and requirement was written, carried through overrides and presets (a
+# tuple key: YAML keys are strings, so the user's file cannot hold one).
+_SOURCE = ("source",)
+
+
+def _mark_sources(doc: dict, env: str) -> None:
+    """Tag each pool with its index in the file, and each requirement with its path there (the
+    pool's own list or `environments.<env>`'s override), before anything merges them."""
+    pools = doc.get("nodePools")
+    for index, pool in enumerate(pools if isinstance(pools, list) else ()):
+        if isinstance(pool, dict):
+            pool[_SOURCE] = index
+            for r_index, requirement in enumerate(pool.get("requirements") or ()):
+                requirement[_SOURCE] = ("nodePools", index, "requirements", r_index)
+    patches = _get(_get(_get(doc, "environments"), env), "nodePools")
+    for pool_name, patch in patches.items() if isinstance(patches, dict) else ():
+        for r_index, requirement in enumerate(_get(patch, "requirements") or ()):
+            requirement[_SOURCE] = ("environments", env, "nodePools", pool_name, "requirements", r_index)
+
+
+def _take_sources(doc: dict) -> tuple[list[int], list[list[tuple | None]]]:
+    """Remove the marks: per resolved pool, its index in the file and each requirement's source
+    (None: it came from a preset)."""
+    file_index, sources = [], []
+    for index, pool in enumerate(doc.get("nodePools") if isinstance(doc.get("nodePools"), list) else ()):
+        pool = pool if isinstance(pool, dict) else {}
+        file_index.append(pool.pop(_SOURCE, index))
+        requirements = pool.get("requirements") if isinstance(pool.get("requirements"), list) else []
+        sources.append([r.pop(_SOURCE, None) if isinstance(r, dict) else None for r in requirements])
+    environments = doc.get("environments")
+    for override in environments.values() if isinstance(environments, dict) else ():
+        patches = _get(override, "nodePools")
+        for patch in patches.values() if isinstance(patches, dict) else ():
+            for requirement in _get(patch, "requirements") or ():
+                if isinstance(requirement, dict):
+                    requirement.pop(_SOURCE, None)
+    return file_index, sources
+
+
 def _shape_issues(doc: dict, display: str) -> list[ConfigIssue]:
     """What overrides and presets need before they can merge (they run before validation):
     requirements are lists of mappings with a string key. The models check everything else."""
@@ -241,17 +280,26 @@ def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str)
     issues: list[ConfigIssue] = []
     if doc.setdefault("name", name) != name:
         issues.append(ConfigIssue(display, "name", f"{_short(doc['name'])} must equal the file name {name!r}"))
+    _mark_sources(doc, env)
     issues += _apply_override(doc, env, display)
     pools = doc.get("nodePools")
     if isinstance(pools, list):
         doc["nodePools"] = [expand_presets(p, zones) if isinstance(p, dict) else p for p in pools]
+    file_index, requirement_sources = _take_sources(doc)
 
     def remap(loc: tuple[Any, ...]) -> tuple[str, str] | None:
-        if len(loc) >= 3 and loc[0] == "nodePools" and isinstance(loc[1], int):
-            pool = doc["nodePools"][loc[1]]
-            where = _override_location(doc, env, pool.get("name") if isinstance(pool, dict) else None, tuple(loc[2:]))
-            if where:
+        """The path in the user's file: the pool's index before excludeNodePools, a requirement's
+        index in the list the user wrote (not the preset-merged one), or the override that set it."""
+        if len(loc) >= 2 and loc[0] == "nodePools" and isinstance(loc[1], int) and loc[1] < len(file_index):
+            rest = tuple(loc[2:])
+            if len(rest) >= 2 and rest[0] == "requirements" and isinstance(rest[1], int) \
+                    and rest[1] < len(requirement_sources[loc[1]]):
+                source = requirement_sources[loc[1]][rest[1]]
+                where = (*source, *rest[2:]) if source else ("nodePools", file_index[loc[1]], "preset")
                 return display, format_path(where)
+            pool = doc["nodePools"][loc[1]]
+            where = _override_location(doc, env, pool.get("name") if isinstance(pool, dict) else None, rest) if rest else None
+            return display, format_path(where or ("nodePools", file_index[loc[1]], *rest))
         return None
 
     try:
