@@ -1,7 +1,8 @@
-import pytest
 """NodePool policies, each with passing and failing stacks built as the analyzer builds them."""
 
 import json
+
+import pytest
 
 from tests.policies.analyzer import UNKNOWN, messages, resource, run, urn_of
 from tests.policies.builders import nodeclass, nodepool, release
