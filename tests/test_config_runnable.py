@@ -63,3 +63,30 @@ def test_node_limit_below_replicas_is_refused():
                                      teams={"web": {"nodePools": [{**STATIC, "replicas": 8}]}})
     assert (file, path) == ("stacks/teams/web.yaml", "nodePools[0].limits")
     assert message.startswith("nodes 5 is below replicas 8")
+
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+@pytest.mark.parametrize("requirement,shown", [
+    ({"key": ZONE, "operator": "In", "values": ["us-east-1d"]}, "In ['us-east-1d']"),
+    ({"key": ZONE, "operator": "NotIn", "values": ["us-east-1a", "us-east-1b", "us-east-1c"]},
+     "NotIn ['us-east-1a', 'us-east-1b', 'us-east-1c']"),
+    ({"key": ZONE, "operator": "In", "values": ["eu-west-1a"]}, "In ['eu-west-1a']"),
+])
+def test_zone_requirement_outside_the_clusters_zones_is_refused(requirement, shown):
+    """The cluster's zones default to <region>a, b, c (cluster.zones); a pool that admits none of
+    them never gets a node (Karpenter finds no subnet), like a pool that admits no instance type."""
+    pool = {"name": "pool", "preset": "general", "limits": {"cpu": "10", "memory": "40Gi"},
+            "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]}, requirement]}
+    [(file, path, message)] = issues(teams={"web": {"nodePools": [pool]}})
+    assert (file, path) == ("stacks/teams/web.yaml", "nodePools[0].requirements[1]")
+    assert message.startswith(f"{ZONE} {shown} admits none of the cluster's zones (us-east-1a, us-east-1b, us-east-1c; "
+                              "cluster.zones)")
+
+
+def test_zone_requirement_within_the_clusters_zones_loads():
+    pool = {"name": "pool", "limits": {"cpu": "10", "memory": "40Gi"},
+            "requirements": [{"key": ZONE, "operator": "In", "values": ["us-east-1b", "us-east-1d"]}]}
+    config = platform_from(teams={"web": {"nodePools": [pool]}})
+    assert config.teams[0].node_pools[0].requirements[0].values == ["us-east-1b", "us-east-1d"]

@@ -269,7 +269,8 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str) -> tuple[Team | None, list[ConfigIssue]]:
+def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str,
+                  cluster_zones: list[str] | None = None) -> tuple[Team | None, list[ConfigIssue]]:
     """Overrides for `env`, then presets, then validation; errors point at the line the user wrote."""
     if not isinstance(doc, dict):
         return None, [ConfigIssue(display, "", "expected a mapping with name and nodePools")]
@@ -307,7 +308,41 @@ def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str)
     except ValidationError as err:
         return None, issues + issues_from_validation(err, display, Team, remap=remap)
     issues += [ConfigIssue(display, path, message) for path, message in annotation_issues(team, env)]
+    if cluster_zones:
+        issues += _zone_issues(team, cluster_zones, file_index, requirement_sources, display)
     return team, issues
+
+
+ZONE_KEY = "topology.kubernetes.io/zone"
+
+
+def _zone_issues(team: Team, zones: list[str], file_index: list[int], sources: list[list[tuple | None]],
+                 display: str) -> list[ConfigIssue]:
+    """A pool whose zone requirements admit none of the cluster's zones: Karpenter finds no subnet
+    for it and never launches a node (as nodepool-has-instance-types flags an empty type set)."""
+    issues = []
+    for index, pool in enumerate(team.node_pools):
+        admitted, culprit = set(zones), None
+        for r_index, requirement in enumerate(pool.requirements):
+            if requirement.key != ZONE_KEY:
+                continue
+            before = set(admitted)
+            if requirement.operator == "In":
+                admitted &= set(requirement.values)
+            elif requirement.operator == "NotIn":
+                admitted -= set(requirement.values)
+            elif requirement.operator == "DoesNotExist":
+                admitted = set()
+            if before and not admitted:
+                culprit = (r_index, requirement)
+        if culprit is not None:
+            r_index, requirement = culprit
+            source = sources[index][r_index] if r_index < len(sources[index]) else None
+            path = format_path(source or ("nodePools", file_index[index], "preset"))
+            issues.append(ConfigIssue(display, path, f"{ZONE_KEY} {requirement.operator} {requirement.values} admits none "
+                                      f"of the cluster's zones ({', '.join(zones)}; cluster.zones): Karpenter finds no "
+                                      "subnet there and never launches a node for this pool"))
+    return issues
 
 
 def known_environments(project_dir: Path, stack: str, environment: str) -> list[str]:
@@ -409,7 +444,7 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
         except ConfigError as err:
             issues.extend(err.issues)
             continue
-        team, team_issues = _resolve_team(name, doc, env, zones, display)
+        team, team_issues = _resolve_team(name, doc, env, zones, display, cluster.availability_zones if cluster else None)
         issues.extend(team_issues)
         issues.extend(_unknown_environments(doc, environments, display))
         issues.extend(_other_environment_issues(name, doc, env, environments, zones, display, team_issues))
