@@ -129,3 +129,12 @@ def test_module_entry_point_runs_from_repo_root():
     proc = subprocess.run([sys.executable, "-m", "provisioner", "simulate", "-f", EXAMPLES, "-f", FIXTURES, "-o", "json"],
                           cwd=ROOT, capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and json.loads(proc.stdout)["summary"]["scheduled"] == 31
+
+
+def test_table_writes_each_usage_in_one_unit(tmp_path, capsys):
+    """A 3-core pod on a c6a.xlarge (3920m allocatable) read `3/3920m`; and 5Gi of 6584Mi `5Gi/6584Mi`."""
+    path = write(tmp_path, "a.yaml", nodepool(requirements=[("node.kubernetes.io/instance-type", "In", "c6a.xlarge")]),
+                 nodeclass(), pod("p", cpu="3", memory="5Gi"))
+    assert main(["simulate", "-f", path]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "c6a.xlarge" in line)
+    assert "3000m/3920m" in row and "5120Mi/6584Mi" in row
