@@ -268,7 +268,7 @@ def table(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = versioncli.parser("python -m offline.upgrade", __doc__.splitlines()[0])
+    parser = versioncli.parser("python -m offline.upgrade", " ".join(__doc__.split("\n\n")[0].split()))
     args = parser.parse_args(argv)
     try:
         result = plan(args.project_dir.resolve(), args.stack, args.to)

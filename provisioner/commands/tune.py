@@ -20,7 +20,7 @@ def register(subparsers) -> None:
                     "leaving more pods unschedulable; only narrows pools, never touches taints, labels, capacity "
                     "types, zones or architectures.")
     add_input_arguments(parser)
-    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Output format.")
     parser.set_defaults(run=run)
 
 
