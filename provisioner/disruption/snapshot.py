@@ -44,6 +44,7 @@ class Budget:
     reasons: tuple | None  # None: every reason
     schedule: str | None = None
     duration: str | None = None
+    defaulted: bool = field(default=False, compare=False)  # the CRD's default: the NodePool sets no budgets
 
 
 @dataclass
@@ -52,7 +53,7 @@ class PoolDisruption:
     policy: str = "WhenEmptyOrUnderutilized"
     consolidate_after: float | None = 0.0  # seconds; None is "Never"
     consolidate_after_text: str = "0s"
-    budgets: tuple = (Budget("10%", None),)
+    budgets: tuple = (Budget("10%", None, defaulted=True),)
     static: bool = False  # spec.replicas is set
 
 
@@ -191,7 +192,7 @@ def load_pool_disruption(obj: dict, ctx: Ctx) -> PoolDisruption:
                 raise ctx.error(f"{path}.schedule", f"invalid cron {schedule!r}: {exc}") from None
             if go_duration(duration) is None:
                 raise ctx.error(f"{path}.duration", f"invalid duration {duration!r} (expected e.g. 10h or 30m)")
-        budgets.append(Budget(nodes, reasons, schedule, duration))
+        budgets.append(Budget(nodes, reasons, schedule, duration, defaulted=disruption.get("budgets") is None))
     return PoolDisruption(policy, after, after_text, tuple(budgets), spec.get("replicas") is not None)
 
 
