@@ -103,3 +103,11 @@ def test_requirement_from_an_override_is_located_in_the_override():
     team = {"nodePools": [{**SIZED, "requirements": [FAMILY]}],
             "environments": {"prod": {"nodePools": {"pool": {"requirements": [FAMILY, GT_ABC]}}}}}
     assert paths(team) == {"environments.prod.nodePools.pool.requirements[1]"}
+
+
+def test_largest_pod_too_big_for_the_annotations_is_refused_with_its_key_path():
+    """The twin of the 300 KB owner: a largestPod whose JSON annotation passes 256 KiB."""
+    largest = {f"example.com/{'r' * 50}{i:05d}": "1" for i in range(5_000)}
+    [(path, message)] = errors({"nodePools": [{**MINIMAL_POOL, "largestPod": largest}]})
+    assert path == "nodePools[0].largestPod"
+    assert message.startswith("5,000 resources: NodePool web-pool carries them as the annotation karpenter-platform.io/largest-pod")

@@ -96,9 +96,14 @@ def annotation_issues(team: Team, environment: str | None) -> list[tuple[str, st
     """`(key path, message)` when a NodePool's rendered annotations exceed what the API server
     takes (256 KiB together, apimachinery ValidateAnnotations): the team's `owner` is the one
     that can grow, so it is named."""
-    for pool in team.node_pools:
-        problem = annotations_problem(nodepool_annotations(team, pool, environment))
-        if problem:
-            return [("owner", f"{len(team.owner or ''):,} characters: NodePool {team.name}-{pool.name} carries it as the "
-                              f"annotation {OWNER_ANNOTATION}, and its {problem}; give an e-mail or a channel")]
+    for index, pool in enumerate(team.node_pools):
+        annotations = nodepool_annotations(team, pool, environment)
+        problem = annotations_problem(annotations)
+        if not problem:
+            continue
+        if len(annotations.get(LARGEST_POD_ANNOTATION, "")) > len(team.owner or ""):
+            return [(f"nodePools[{index}].largestPod", f"{len(pool.largest_pod or {}):,} resources: NodePool "
+                     f"{team.name}-{pool.name} carries them as the annotation {LARGEST_POD_ANNOTATION}, and its {problem}")]
+        return [("owner", f"{len(team.owner or ''):,} characters: NodePool {team.name}-{pool.name} carries it as the "
+                          f"annotation {OWNER_ANNOTATION}, and its {problem}; give an e-mail or a channel")]
     return []
