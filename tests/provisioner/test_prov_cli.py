@@ -138,3 +138,14 @@ def test_table_writes_each_usage_in_one_unit(tmp_path, capsys):
     assert main(["simulate", "-f", path]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if "c6a.xlarge" in line)
     assert "3000m/3920m" in row and "5120Mi/6584Mi" in row
+
+
+def test_v1_nodeclass_with_ami_family_and_no_selector_is_told_the_matching_alias(tmp_path, capsys):
+    """karpenter.k8s.aws/v1 EC2NodeClass requires amiSelectorTerms (the CRD's `required`)."""
+    legacy = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
+              "spec": {"amiFamily": "AL2", "role": "nodes", "subnetSelectorTerms": [{"tags": {"a": "b"}}],
+                       "securityGroupSelectorTerms": [{"tags": {"a": "b"}}]}}
+    path = write(tmp_path, "a.yaml", nodepool(), legacy, pod("p", cpu="1"))
+    assert main(["simulate", "-f", path]) == 0
+    assert ("warning: EC2NodeClass default: spec.amiSelectorTerms is required in karpenter.k8s.aws/v1 (the API server "
+            "refuses this object); for amiFamily AL2 the matching alias is al2@<version>") in capsys.readouterr().err
