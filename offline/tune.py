@@ -40,7 +40,8 @@ def policy_accept(objects: list[Any]) -> Callable[[str, list[dict]], bool]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(chosen={"tune"})
-    parser.prog = "python -m offline.tune"
+    for action in parser._subparsers._group_actions:  # the usage line names this command
+        action.choices["tune"].prog = "python -m offline.tune"
     args = parser.parse_args(["tune", *argv])
     try:
         objects, _ = read_paths(args.paths)
