@@ -22,7 +22,9 @@ from .kube import check_dns_label
 from .odigos import odigos_cross_checks
 from .partition import foreign_arns, partition_for_region
 from .presets import deep_merge, expand_presets
+from .sources import mark_sources, take_sources
 from .stack import PROJECT, PlatformConfig, StackSettings
+from .team_checks import unknown_environments, zone_issues
 from .teams import Team, annotation_issues
 
 NAMESPACE = f"{PROJECT}:"
@@ -195,45 +197,6 @@ def _apply_override(doc: dict, env: str, display: str) -> list[ConfigIssue]:
     return issues
 
 
-# Marks where each pool and requirement was written, carried through overrides and presets (a
-# tuple key: YAML keys are strings, so the user's file cannot hold one).
-_SOURCE = ("source",)
-
-
-def _mark_sources(doc: dict, env: str) -> None:
-    """Tag each pool with its index in the file, and each requirement with its path there (the
-    pool's own list or `environments.<env>`'s override), before anything merges them."""
-    pools = doc.get("nodePools")
-    for index, pool in enumerate(pools if isinstance(pools, list) else ()):
-        if isinstance(pool, dict):
-            pool[_SOURCE] = index
-            for r_index, requirement in enumerate(pool.get("requirements") or ()):
-                requirement[_SOURCE] = ("nodePools", index, "requirements", r_index)
-    patches = _get(_get(_get(doc, "environments"), env), "nodePools")
-    for pool_name, patch in patches.items() if isinstance(patches, dict) else ():
-        for r_index, requirement in enumerate(_get(patch, "requirements") or ()):
-            requirement[_SOURCE] = ("environments", env, "nodePools", pool_name, "requirements", r_index)
-
-
-def _take_sources(doc: dict) -> tuple[list[int], list[list[tuple | None]]]:
-    """Remove the marks: per resolved pool, its index in the file and each requirement's source
-    (None: it came from a preset)."""
-    file_index, sources = [], []
-    for index, pool in enumerate(doc.get("nodePools") if isinstance(doc.get("nodePools"), list) else ()):
-        pool = pool if isinstance(pool, dict) else {}
-        file_index.append(pool.pop(_SOURCE, index))
-        requirements = pool.get("requirements") if isinstance(pool.get("requirements"), list) else []
-        sources.append([r.pop(_SOURCE, None) if isinstance(r, dict) else None for r in requirements])
-    environments = doc.get("environments")
-    for override in environments.values() if isinstance(environments, dict) else ():
-        patches = _get(override, "nodePools")
-        for patch in patches.values() if isinstance(patches, dict) else ():
-            for requirement in _get(patch, "requirements") or ():
-                if isinstance(requirement, dict):
-                    requirement.pop(_SOURCE, None)
-    return file_index, sources
-
-
 def _shape_issues(doc: dict, display: str) -> list[ConfigIssue]:
     """What overrides and presets need before they can merge (they run before validation):
     requirements are lists of mappings with a string key. The models check everything else."""
@@ -281,12 +244,12 @@ def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str,
     issues: list[ConfigIssue] = []
     if doc.setdefault("name", name) != name:
         issues.append(ConfigIssue(display, "name", f"{_short(doc['name'])} must equal the file name {name!r}"))
-    _mark_sources(doc, env)
+    mark_sources(doc, env)
     issues += _apply_override(doc, env, display)
     pools = doc.get("nodePools")
     if isinstance(pools, list):
         doc["nodePools"] = [expand_presets(p, zones) if isinstance(p, dict) else p for p in pools]
-    file_index, requirement_sources = _take_sources(doc)
+    file_index, requirement_sources = take_sources(doc)
 
     def remap(loc: tuple[Any, ...]) -> tuple[str, str] | None:
         """The path in the user's file: the pool's index before excludeNodePools, a requirement's
@@ -309,40 +272,8 @@ def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str,
         return None, issues + issues_from_validation(err, display, Team, remap=remap)
     issues += [ConfigIssue(display, path, message) for path, message in annotation_issues(team, env)]
     if cluster_zones:
-        issues += _zone_issues(team, cluster_zones, file_index, requirement_sources, display)
+        issues += zone_issues(team, cluster_zones, file_index, requirement_sources, display)
     return team, issues
-
-
-ZONE_KEY = "topology.kubernetes.io/zone"
-
-
-def _zone_issues(team: Team, zones: list[str], file_index: list[int], sources: list[list[tuple | None]],
-                 display: str) -> list[ConfigIssue]:
-    """A pool whose zone requirements admit none of the cluster's zones: Karpenter finds no subnet
-    for it and never launches a node (as nodepool-has-instance-types flags an empty type set)."""
-    issues = []
-    for index, pool in enumerate(team.node_pools):
-        admitted, culprit = set(zones), None
-        for r_index, requirement in enumerate(pool.requirements):
-            if requirement.key != ZONE_KEY:
-                continue
-            before = set(admitted)
-            if requirement.operator == "In":
-                admitted &= set(requirement.values)
-            elif requirement.operator == "NotIn":
-                admitted -= set(requirement.values)
-            elif requirement.operator == "DoesNotExist":
-                admitted = set()
-            if before and not admitted:
-                culprit = (r_index, requirement)
-        if culprit is not None:
-            r_index, requirement = culprit
-            source = sources[index][r_index] if r_index < len(sources[index]) else None
-            path = format_path(source or ("nodePools", file_index[index], "preset"))
-            issues.append(ConfigIssue(display, path, f"{ZONE_KEY} {requirement.operator} {requirement.values} admits none "
-                                      f"of the cluster's zones ({', '.join(zones)}; cluster.zones): Karpenter finds no "
-                                      "subnet there and never launches a node for this pool"))
-    return issues
 
 
 def known_environments(project_dir: Path, stack: str, environment: str) -> list[str]:
@@ -358,20 +289,6 @@ def known_environments(project_dir: Path, stack: str, environment: str) -> list[
         value = _get(_get(document, "config"), f"{NAMESPACE}environment")
         found.add(value if isinstance(value, str) and value else name)
     return sorted(found)
-
-
-def _unknown_environments(doc: Any, environments: list[str], display: str) -> list[ConfigIssue]:
-    """`environments.production`, `budget.prd`: keys that name no stack are never applied."""
-    issues = []
-    for section in ("environments", "budget"):
-        mapping = _get(doc, section)
-        for key in mapping if isinstance(mapping, dict) else ():
-            if key not in environments:
-                close = difflib.get_close_matches(str(key), environments, n=1, cutoff=0.5)
-                hint = f"did you mean {close[0]!r}? " if close else ""
-                issues.append(ConfigIssue(display, f"{section}.{key}", f"no stack or environment is named {_short(key)}; "
-                                          f"{hint}stacks: {', '.join(environments)}"))
-    return issues
 
 
 def _other_environment_issues(name: str, doc: Any, env: str, environments: list[str], zones: list[str], display: str,
@@ -446,7 +363,7 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
             continue
         team, team_issues = _resolve_team(name, doc, env, zones, display, cluster.availability_zones if cluster else None)
         issues.extend(team_issues)
-        issues.extend(_unknown_environments(doc, environments, display))
+        issues.extend(unknown_environments(doc, environments, display))
         issues.extend(_other_environment_issues(name, doc, env, environments, zones, display, team_issues))
         if team is not None:
             teams.append(team)
