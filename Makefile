@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # CI gate that needs the code itself runs the command (README, "Exit codes through make").
 run = @$(1) || { code=$$?; echo "make $@: $(strip $(1)) exited $$code (make itself exits 2 on any failure)" >&2; exit $$code; }
 
-.PHONY: install render test simulate bench docs preview up destroy clean pr-report reference upgrade-plan preflight import \
+.PHONY: install render test simulate tune bench docs preview up destroy clean pr-report reference upgrade-plan preflight import \
         mutation hostile-bench
 
 # Re-install only when the pinned dependency lists change.
@@ -33,6 +33,11 @@ test: $(STAMP)
 
 simulate: render
 	$(call run,$(PY) -m provisioner simulate -f build/$(STACK)/manifests -f examples/workloads)
+
+# Cheaper NodePool requirements for WORKLOADS= (default examples/workloads), each change checked
+# against the policy pack in every environment first (docs/cost.md).
+tune: render
+	$(call run,$(PY) -m offline.tune -f build/$(STACK)/manifests -f $(or $(WORKLOADS),examples/workloads))
 
 bench: $(STAMP)
 	$(PY) -m provisioner.bench

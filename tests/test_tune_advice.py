@@ -54,6 +54,7 @@ def test_tune_with_the_policy_check_never_proposes_the_refused_cap(tmp_path):
     accept = offline_tune.policy_accept(read)
     assert all(accept(c["nodepool"], c["requirements"]) for c in checked.change_list())
     assert checked.tuned.unschedulable <= checked.baseline.unschedulable
+    assert checked.refused > 0 and plain.refused == 0
 
 
 def test_offline_tune_command_prints_only_accepted_changes(tmp_path, capsys):

@@ -45,7 +45,8 @@ def render_table(result) -> str:
     out = [f"Baseline: ${base.price_usd_hour:.4f}/hour, {base.unschedulable} unschedulable",
            f"Tuned:    ${tuned.price_usd_hour:.4f}/hour, {tuned.unschedulable} unschedulable (-{saving:.1f} %{ratio})",
            f"LP lower bound: ${bound:.4f}/hour",
-           f"Searched {result.evaluations} plans in {result.seconds:.1f} s.", ""]
+           f"Searched {result.evaluations} plans in {result.seconds:.1f} s."
+           + (f" {result.refused} candidate change set(s) refused by the caller's check." if result.refused else ""), ""]
     changes = result.change_list()
     if not changes:
         out.append("No requirement change makes the plan cheaper.")

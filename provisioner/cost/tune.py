@@ -74,6 +74,7 @@ class TuneResult:
     evaluations: int = 0
     seconds: float = 0.0
     teams: dict = field(default_factory=dict)  # nodepool -> team (pools from this platform)
+    refused: int = 0  # distinct change sets the caller's `accept` vetoed
 
     def change_list(self) -> list:
         return [{"nodepool": pool, "requirements": [dict(r) for _, r in sorted(reqs.items())]}
@@ -369,4 +370,5 @@ def tune(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAULT_ZONES
     state = {name: changes for name, changes in state.items() if changes}
     teams = {name: pool.labels[TEAM_LABEL] for name, pool in search.pools.items()
              if TEAM_LABEL in pool.labels and name in state}
-    return TuneResult(baseline, best, state, bound_price, search.evaluations, time.perf_counter() - started, teams)
+    refused = sum(1 for accepted in search._accepted.values() if not accepted)
+    return TuneResult(baseline, best, state, bound_price, search.evaluations, time.perf_counter() - started, teams, refused)
