@@ -149,3 +149,11 @@ def test_v1_nodeclass_with_ami_family_and_no_selector_is_told_the_matching_alias
     assert main(["simulate", "-f", path]) == 0
     assert ("warning: EC2NodeClass default: spec.amiSelectorTerms is required in karpenter.k8s.aws/v1 (the API server "
             "refuses this object); for amiFamily AL2 the matching alias is al2@<version>") in capsys.readouterr().err
+
+
+def test_type_errors_echo_the_value_written(tmp_path, capsys):
+    bad = nodepool()
+    bad["spec"]["template"]["spec"]["requirements"] = "amd64"
+    path = write(tmp_path, "a.yaml", bad, nodeclass())
+    assert main(["simulate", "-f", path]) == 2
+    assert "spec.template.spec.requirements: expected a list, got str 'amd64'" in capsys.readouterr().err
