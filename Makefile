@@ -5,28 +5,39 @@ PY     := $(VENV)/bin/python
 STACK  ?= dev
 STAMP  := $(VENV)/.installed
 
-.PHONY: install render test simulate bench docs preview up destroy clean pr-report reference upgrade-plan preflight import \
+# GNU make exits 2 whenever a recipe fails, whatever the command's own exit code (3 a mandatory
+# policy, 4 a CRD check, 1 a pr-report gate...). `run` keeps make's command echo off stdout (so
+# `make pr-report > report.md` holds only the report) and names the command's code on stderr; a
+# CI gate that needs the code itself runs the command (README, "Exit codes through make").
+run = @$(1) || { code=$$?; echo "make $@: $(strip $(1)) exited $$code (make itself exits 2 on any failure)" >&2; exit $$code; }
+
+.PHONY: install render test simulate tune bench docs preview up destroy clean pr-report reference upgrade-plan preflight import \
         mutation hostile-bench
 
 # Re-install only when the pinned dependency lists change.
 $(STAMP): requirements.txt provisioner/pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
-	touch $(STAMP)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --upgrade pip >&2
+	@$(PY) -m pip install --quiet -r requirements.txt >&2
+	@touch $(STAMP)
 
 install: $(STAMP)
 
 # Offline render: the real __main__.py under the SDK's mock monitor, then the policy pack over it.
 render: $(STAMP)
-	$(PY) -m offline.render $(STACK)
-	$(PY) -m policies.check build/$(STACK)
+	$(call run,$(PY) -m offline.render $(STACK))
+	$(call run,$(PY) -m policies.check build/$(STACK))
 
 test: $(STAMP)
 	$(PY) -m pytest -q
 
 simulate: render
-	$(PY) -m provisioner simulate -f build/$(STACK)/manifests -f examples/workloads
+	$(call run,$(PY) -m provisioner simulate -f build/$(STACK)/manifests -f examples/workloads)
+
+# Cheaper NodePool requirements for WORKLOADS= (default examples/workloads), each change checked
+# against the policy pack in every environment first (docs/cost.md).
+tune: render
+	$(call run,$(PY) -m offline.tune -f build/$(STACK)/manifests -f $(or $(WORKLOADS),examples/workloads))
 
 bench: $(STAMP)
 	$(PY) -m provisioner.bench
@@ -36,8 +47,8 @@ bench: $(STAMP)
 # findings. FAIL_ON=drift,policy makes it a CI gate (exit 1). See docs/pull-request-report.md.
 pr-report: $(STAMP)
 	$(if $(BASE),,$(error BASE is required, e.g. make pr-report STACK=dev BASE=origin/main))
-	$(PY) -m offline.pr_report $(STACK) --base $(BASE) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
-		$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(FAIL_ON),--fail-on $(FAIL_ON))
+	$(call run,$(PY) -m offline.pr_report $(STACK) --base $(BASE) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
+		$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(FAIL_ON),--fail-on $(FAIL_ON)))
 # Mutation testing (mutmut 3, configured in setup.cfg): one run per module, then the kill rates;
 # then cosmic-ray over the config models, whose logic sits in pydantic validators (decorated methods,
 # which mutmut 3 does not mutate). Long (tens of minutes on a busy machine); figures go to BENCHMARKS.md.
@@ -80,13 +91,13 @@ reference: $(STAMP)
 # What changes from the stack's pinned Karpenter release to TO, and the steps (docs/upgrades.md).
 upgrade-plan: $(STAMP)
 	@test -n "$(TO)" || { echo "usage: make upgrade-plan STACK=<stack> TO=<version>"; exit 2; }
-	$(PY) -m offline.upgrade $(STACK) --to $(TO)
+	$(call run,$(PY) -m offline.upgrade $(STACK) --to $(TO))
 
 # Read-only checks of the live cluster before moving it to TO (current kubeconfig context).
 preflight: $(STAMP)
 	@test -n "$(TO)" || { echo "usage: make preflight STACK=<stack> TO=<version>"; exit 2; }
-	$(PY) -m offline.preflight $(STACK) --to $(TO)
+	$(call run,$(PY) -m offline.preflight $(STACK) --to $(TO))
 # Import existing NodePools/EC2NodeClasses: writes stacks/teams/$(TEAM).yaml and stacks/nodeclasses.yaml.
 import: $(STAMP)
 	@test -n "$(FROM)" -a -n "$(TEAM)" || { echo "usage: make import FROM=<file-or-folder> TEAM=<team>"; exit 2; }
-	$(PY) -m components.config.importer --team $(TEAM) --out stacks $(FROM)
+	$(call run,$(PY) -m components.config.importer --team $(TEAM) --out stacks $(FROM))

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from .config import TEAM_LABEL, PlatformConfig, Team
-from .config.teams import ALLOW_SPOT_ANNOTATION, BUDGET_ANNOTATION, LARGEST_POD_ANNOTATION
+from .config.teams import DELETION_POLICY, OWNER_ANNOTATION, nodepool_annotations  # noqa: F401 (names kept here)
 from .config.nodepools import NodePool, Taint
 from .config.odigos import NEEDS_INIT_TAINT
 from .kubernetes import custom_resource
 
-OWNER_ANNOTATION = "karpenter-platform.io/owner"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "karpenter-platform"}
-# Foreground deletion keeps the NodePool until its NodeClaims are gone (they are owned by it
-# and Karpenter's finalizer drains each node), so `pulumi destroy` waits for the drain instead
-# of moving on to the controller and the IAM roles while nodes still exist.
-DELETION_POLICY = {"pulumi.com/deletionPropagationPolicy": "foreground"}
 DELETE_TIMEOUT = "30m"
 
 
@@ -64,15 +58,7 @@ def nodepool_manifest(team: Team, pool: NodePool, *, odigos_taint: bool = False,
     template_metadata: dict[str, Any] = {"labels": {**pool.labels, TEAM_LABEL: team.name}}
     if pool.annotations:
         template_metadata["annotations"] = dict(pool.annotations)
-    # The owner goes on the NodePool, not its nodes: Karpenter treats a change of the template's
-    # labels, annotations, taints or startup taints as drift and replaces every node of the pool.
-    metadata_annotations = {**DELETION_POLICY, ALLOW_SPOT_ANNOTATION: "true" if team.allow_spot else "false"}
-    if team.owner:
-        metadata_annotations[OWNER_ANNOTATION] = team.owner
-    if environment in team.budget:  # the team's budget for this environment, judged by the policy pack
-        metadata_annotations[BUDGET_ANNOTATION] = f"{team.budget[environment]:g}"
-    if pool.largest_pod:
-        metadata_annotations[LARGEST_POD_ANNOTATION] = json.dumps(dict(pool.largest_pod), sort_keys=True)
+    metadata_annotations = nodepool_annotations(team, pool, environment)
     spec: dict[str, Any] = {
         "template": {"metadata": template_metadata, "spec": template_spec},
         "disruption": pool.disruption.model_dump(by_alias=True, exclude_none=True),

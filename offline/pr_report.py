@@ -297,15 +297,15 @@ def _fail_on(text: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m offline.pr_report", description=__doc__.splitlines()[0])
-    parser.add_argument("stack", help="stack name (stacks/Pulumi.<stack>.yaml)")
-    parser.add_argument("--base", required=True, metavar="REF", help="git ref to compare with (e.g. origin/main)")
+    parser.add_argument("stack", help="Stack name (stacks/Pulumi.<stack>.yaml).")
+    parser.add_argument("--base", required=True, metavar="REF", help="Git ref to compare with (e.g. origin/main).")
     parser.add_argument("--snapshot", action="append", metavar="PATH",
-                        help="Nodes/NodeClaims (`kubectl get nodes,nodeclaims -o yaml`) for node counts (repeatable)")
+                        help="Nodes/NodeClaims (`kubectl get nodes,nodeclaims -o yaml`) for node counts (repeatable).")
     parser.add_argument("--workloads", default="examples/workloads", metavar="PATH",
-                        help="workloads priced before and after (default examples/workloads)")
+                        help="Workloads priced before and after (default examples/workloads).")
     parser.add_argument("--fail-on", type=_fail_on, default=[], metavar="drift,policy",
-                        help="exit 1 when something drifts and/or a mandatory policy fails")
-    parser.add_argument("--project-dir", type=Path, default=Path.cwd(), help="the repository (default: cwd)")
+                        help="Exit 1 when something drifts and/or a mandatory policy fails.")
+    parser.add_argument("--project-dir", type=Path, default=Path.cwd(), help="The repository (default: cwd).")
     args = parser.parse_args(argv)
     try:
         text, report, findings = build_report(args.project_dir, args.stack, args.base, args.workloads, args.snapshot)

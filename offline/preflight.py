@@ -201,7 +201,7 @@ def table(report: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = versioncli.parser("python -m offline.preflight", __doc__.splitlines()[0], cluster=True)
+    parser = versioncli.parser("python -m offline.preflight", " ".join(__doc__.split("\n\n")[0].split()), cluster=True)
     args = parser.parse_args(argv)
     try:
         reference.check(args.to)

@@ -226,13 +226,13 @@ def _pulumi_run_error() -> type[Exception]:
 def main(argv: list[str] | None = None) -> int:
     sys.unraisablehook = _quiet_loop_teardown
     parser = argparse.ArgumentParser(prog="python -m offline.render", description=__doc__.splitlines()[0])
-    parser.add_argument("stack", help="stack name (stacks/Pulumi.<stack>.yaml)")
-    parser.add_argument("--project-dir", type=Path, default=Path.cwd(), help="folder holding Pulumi.yaml")
+    parser.add_argument("stack", help="Stack name (stacks/Pulumi.<stack>.yaml).")
+    parser.add_argument("--project-dir", type=Path, default=Path.cwd(), help="Folder holding Pulumi.yaml.")
     parser.add_argument("--out", type=Path, default=None,
-                        help="output folder (default build/<stack>, with --preview build/<stack>-preview)")
+                        help="Output folder (default build/<stack>, with --preview build/<stack>-preview).")
     parser.add_argument("--preview", action="store_true",
-                        help="render as `pulumi preview` sees the program (computed attributes unknown), "
-                             "then run the policy pack over it")
+                        help="Render as `pulumi preview` sees the program (computed attributes unknown), "
+                             "then run the policy pack over it.")
     args = parser.parse_args(argv)
     project_dir = args.project_dir.resolve()
     out_dir = args.out or project_dir / "build" / (f"{args.stack}-preview" if args.preview else args.stack)

@@ -7,7 +7,8 @@ defaults, CRDs, served schema fields and enum values; `config.invalid` is the st
 target refuses (the version gate, components/config/versions.py). The steps follow the upstream
 upgrade guide (website/content/en/docs/upgrading/upgrade-guide.md in aws/karpenter-provider-aws):
 IAM before the controller, CRDs (the karpenter-crd chart) before the controller, the live
-cluster's CRD storedVersions checked first. Exit 0; 2 with a one-line error for an unknown
+cluster's CRD storedVersions checked first. A plan to an older release lists what it removes
+(CRDs, fields, enum values) and the steps in the reverse order. Exit 0; 2 with a one-line error for an unknown
 version or an invalid stack.
 """
 
@@ -102,6 +103,12 @@ def enums_added(old: reference.Release, new: reference.Release) -> list[dict[str
     return found
 
 
+def enums_removed(old: reference.Release, new: reference.Release) -> list[dict[str, Any]]:
+    """Values of enums both releases have that the new one no longer accepts (a downgrade from 1.14
+    loses `Balanced`); a field removed with its enum is listed under fieldsRemoved."""
+    return enums_added(new, old)
+
+
 def chart_changes(old: reference.Release, new: reference.Release) -> dict[str, Any]:
     before = dict(_leaves(old.chart_defaults("karpenter")))
     after = dict(_leaves(new.chart_defaults("karpenter")))
@@ -121,6 +128,42 @@ def _statement_changes(old: reference.Release, new: reference.Release) -> list[s
     return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
 
 
+def downgrade_steps(stack: str, old: reference.Release, new: reference.Release, plan: dict[str, Any]) -> list[str]:
+    """The upgrade guide's order reversed: first stop using what the older release does not serve
+    (its CRDs would refuse those objects), then the controller, then the CRDs and IAM it no longer needs."""
+    frm, to, crds, chart = old.version, new.version, plan["crds"], plan["chart"]
+    removed = []
+    if crds["removed"]:
+        removed.append(f"CRDs {', '.join(crds['removed'])} (the karpenter-crd release deletes them and every object of theirs)")
+    if crds["enumsRemoved"]:
+        removed.append("enum values " + "; ".join(f"{', '.join(map(str, e['values']))} at {e['path']}" for e in crds["enumsRemoved"]))
+    if crds["fieldsRemoved"]:
+        removed.append(f"{len(crds['fieldsRemoved'])} field(s) ({', '.join(crds['fieldsRemoved'])})")
+    out = [f"This is a downgrade ({frm} -> {to}). Karpenter {to} removes: {'; '.join(removed) or 'no CRD, field or enum value'}."]
+    if plan["config"]["invalid"]:
+        out.append(f"Fix the {len(plan['config']['invalid'])} config entr(y/ies) Karpenter {to} refuses (config.invalid) "
+                   "before anything else.")
+    out.append(f"Check the live cluster (read-only): python -m offline.preflight {stack} --to {to}. Change or delete every "
+               f"object that uses a removed field or enum value and every object of a removed CRD first: {to}'s CRDs "
+               "refuse them and its controller does not know them.")
+    out.append(f"Set karpenter-platform:karpenter: {{version: \"{to}\"}} in stacks/Pulumi.{stack}.yaml and run "
+               f"make render STACK={stack} (the offline render checks every object against the {to} CRDs).")
+    chart_line = f"Controller: the karpenter chart moves back to {to}"
+    if chart["removed"]:
+        chart_line += f"; values it no longer reads: {', '.join(chart['removed'])} (drop them from the stack)"
+    out.append(chart_line + ".")
+    out.append(f"CRDs: the karpenter-crd release moves back to {to} (no object may still use what it removes).")
+    if plan["iam"]["removed"] or plan["iam"]["added"]:
+        out.append(f"IAM: the controller policies lose {', '.join(plan['iam']['removed']) or 'nothing'}"
+                   + (f" and gain {', '.join(plan['iam']['added'])}" if plan["iam"]["added"] else "")
+                   + f"; Karpenter {to} does not call the removed actions.")
+    else:
+        out.append("IAM: the controller policies are unchanged.")
+    out.append(f"make preview STACK={stack}, then make up STACK={stack}; then check that the controller pods are Ready "
+               "and a test pod gets a node.")
+    return out
+
+
 def steps(stack: str, old: reference.Release, new: reference.Release, plan: dict[str, Any]) -> list[str]:
     """The ordered procedure (upstream upgrade guide: IAM and CRDs before the controller)."""
     frm, to = old.version, new.version
@@ -128,8 +171,7 @@ def steps(stack: str, old: reference.Release, new: reference.Release, plan: dict
     if frm == to:
         return [f"Nothing to upgrade: stack {stack} already pins Karpenter {to}."]
     if reference.order(to) < reference.order(frm):
-        out.append(f"This is a downgrade ({frm} -> {to}): helm does not remove CRD fields, and objects using fields "
-                   f"{to} does not serve must be changed first (python -m offline.preflight lists them).")
+        return downgrade_steps(stack, old, new, plan)
     if plan["config"]["invalid"]:
         out.append(f"Fix the {len(plan['config']['invalid'])} config entr(y/ies) Karpenter {to} refuses (config.invalid) "
                    f"before anything else.")
@@ -191,8 +233,9 @@ def plan(project_dir: Path, stack: str, to: str) -> dict[str, Any]:
         "to": to,
         "iam": {"added": sorted(after - before), "removed": sorted(before - after)},
         "chart": chart_changes(old, new),
-        "crds": {"new": sorted(set(new.crds) - set(old.crds)), "fieldsAdded": added_fields,
-                 "fieldsRemoved": removed_fields, "enumsAdded": enums_added(old, new)},
+        "crds": {"new": sorted(set(new.crds) - set(old.crds)), "removed": sorted(set(old.crds) - set(new.crds)),
+                 "fieldsAdded": added_fields, "fieldsRemoved": removed_fields, "enumsAdded": enums_added(old, new),
+                 "enumsRemoved": enums_removed(old, new)},
         "config": {"invalid": [{"file": i.file, "path": i.path, "message": i.message}
                                for i in version_issues(platform, to)]},
     }
@@ -213,9 +256,11 @@ def table(result: dict[str, Any]) -> str:
     section("Chart values removed", result["chart"]["removed"])
     section("Chart defaults changed", [f"{c['key']}: {c['from']!r} -> {c['to']!r}" for c in result["chart"]["changedDefaults"]])
     section("New CRDs", result["crds"]["new"])
+    section("CRDs removed", result["crds"]["removed"])
     section("CRD fields added", result["crds"]["fieldsAdded"])
     section("CRD fields removed", result["crds"]["fieldsRemoved"])
     section("Enum values added", [f"{e['path']}: {', '.join(e['values'])}" for e in result["crds"]["enumsAdded"]])
+    section("Enum values removed", [f"{e['path']}: {', '.join(e['values'])}" for e in result["crds"]["enumsRemoved"]])
     section("Config the target refuses", [f"{i['file']}: {i['path']}: {i['message']}" for i in result["config"]["invalid"]])
     lines += ["", "Steps:"]
     lines += [f"  {n}. {s}" for n, s in enumerate(result["steps"], 1)]
@@ -223,7 +268,7 @@ def table(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = versioncli.parser("python -m offline.upgrade", __doc__.splitlines()[0])
+    parser = versioncli.parser("python -m offline.upgrade", " ".join(__doc__.split("\n\n")[0].split()))
     args = parser.parse_args(argv)
     try:
         result = plan(args.project_dir.resolve(), args.stack, args.to)

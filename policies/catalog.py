@@ -18,6 +18,7 @@ no per-zone availability), so "no zone has it" cannot be judged and is not claim
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import json
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ from typing import Any, Iterable, Mapping
 ZONE = "topology.kubernetes.io/zone"
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+INSTANCE_FAMILY = "karpenter.k8s.aws/instance-family"
 ACCELERATOR_COUNT = "karpenter.k8s.aws/instance-accelerator-count"
 DIMENSIONS = ("cpu", "memory", "pods")
 
@@ -158,3 +161,26 @@ def short_list(candidates: Iterable[Candidate], limit: int = 5) -> str:
     names = [c.name for c in candidates]
     head = ", ".join(names[:limit])
     return head + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog_names() -> tuple[frozenset[str], frozenset[str]]:
+    types = _provisioner()["shipped_catalog"]().types
+    return frozenset(t.name for t in types), frozenset(t.name.partition(".")[0] for t in types)
+
+
+def unknown_names(requirements: Iterable[Mapping[str, Any]]) -> list[str]:
+    """For each instance type or family an `In` requirement names that the catalog does not have:
+    `'m5.larg' is not an instance type of the catalog; did you mean 'm5.large'?`."""
+    types, families = _catalog_names()
+    found = []
+    for requirement in requirements:
+        key = requirement.get("key")
+        known, what = {INSTANCE_TYPE: (types, "instance type"), INSTANCE_FAMILY: (families, "instance family")}.get(key, (None, ""))
+        if known is None or requirement.get("operator") != "In":
+            continue
+        for value in requirement.get("values") or []:
+            if isinstance(value, str) and value not in known:
+                close = difflib.get_close_matches(value, sorted(known), n=1, cutoff=0.6)
+                found.append(f"{value!r} is not an {what} of the catalog" + (f"; did you mean {close[0]!r}?" if close else ""))
+    return found

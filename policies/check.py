@@ -127,10 +127,10 @@ def format_findings(findings: list[Finding], stack: Stack, config: Mapping[str, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m policies.check", description=__doc__.splitlines()[0])
-    parser.add_argument("build_dir", type=Path, help="folder written by `python -m offline.render` (build/<stack>)")
-    parser.add_argument("--environment", help="environment whose levels and ceilings apply (default: outputs.json)")
-    parser.add_argument("--config", type=Path, help="policy config JSON (same shape as --policy-pack-config)")
-    parser.add_argument("--report", type=Path, help=f"where to write the report (default: <build_dir>/{REPORT})")
+    parser.add_argument("build_dir", type=Path, help="Folder written by `python -m offline.render` (build/<stack>).")
+    parser.add_argument("--environment", help="Environment whose levels and ceilings apply (default: outputs.json).")
+    parser.add_argument("--config", type=Path, help="Policy config JSON (same shape as --policy-pack-config).")
+    parser.add_argument("--report", type=Path, help=f"Where to write the report (default: <build_dir>/{REPORT}).")
     args = parser.parse_args(argv)
     try:
         config = load_config(args.config)

@@ -114,7 +114,9 @@ INSTANCE_CPU = "karpenter.k8s.aws/instance-cpu"
     f"""A NodePool should cap instance size. Karpenter packs a batch of pending pods into one
     NodeClaim while any allowed type still fits them, so an uncapped pool ends on the largest (and
     rarely cheapest) types: measured plans were 1.3-1.6x an LP lower bound without a cap and about
-    1.1x with one (BENCHMARKS.md). Flags a pool whose admitted types exceed `maxVcpu`. A team opts
+    1.1x with one (BENCHMARKS.md). Flags a pool whose admitted types exceed `maxVcpu`, and suggests
+    the smallest cap (32 vCPU or more) that no mandatory policy refuses in any environment (a cap
+    must still hold the pool's declared largest pod). A team opts
     out by writing its own requirement on {INSTANCE_CPU} (for instance `operator: Exists`): a
     deliberate choice, not an omission.""",
     schema={"maxVcpu": {"type": "integer", "minimum": 1,
@@ -135,6 +137,23 @@ def size_capped(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
                  for c in types.candidates]
         largest, name = max(sizes)
         if largest > limit:
-            yield Violation(pool.urn, f"{pool.label} has no size cap: it admits up to {largest} vCPU ({name}); add "
-                                      f"{INSTANCE_CPU} Lt {min(limit, 32) + 1} (or any requirement on {INSTANCE_CPU} "
-                                      "to opt out)")
+            yield Violation(pool.urn, f"{pool.label} has no size cap: it admits up to {largest} vCPU ({name}); "
+                                      + _cap_advice(stack, pool, requirements, limit, sorted({s for s, _ in sizes})))
+
+
+def _cap_advice(stack: Stack, pool, requirements: list, limit: int, sizes: list[int]) -> str:
+    """The smallest cap from 32 vCPU up to `limit` that no mandatory policy refuses in any
+    environment (e.g. one that still holds the declared largest pod), or why there is none."""
+    from .advice import refusals
+
+    classes = [c for c in [_node_class(stack, pool)] if c is not None]
+    caps = [min(limit, 32)] + [s for s in sizes if min(limit, 32) < s <= limit]
+    refused = ""
+    for cap in caps:
+        capped = list(requirements) + [{"key": INSTANCE_CPU, "operator": "Lt", "values": [str(cap + 1)]}]
+        found = refusals(pool, classes, capped)
+        if not found:
+            return f"add {INSTANCE_CPU} Lt {cap + 1} (or any requirement on {INSTANCE_CPU} to opt out)"
+        refused = refused or f"{INSTANCE_CPU} Lt {cap + 1} would fail {found[0]}"
+    return (f"no cap up to {limit} vCPU holds in every environment ({refused}); opt out with a requirement on "
+            f"{INSTANCE_CPU} (e.g. operator: Exists) or raise maxVcpu")

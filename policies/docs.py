@@ -22,7 +22,9 @@ credentials to pods, a controller policy with a wildcard, a Karpenter install wh
   writes `build/<stack>/policy-report.json` (a JSON list of `{"policy", "resource", "level",
   "message"}`; `resource` is the URN), prints the violations and exits **3** when a mandatory
   policy is violated, **0** otherwise, **2** when the build folder or the config cannot be read.
-  Make stops with that exit code.
+  Make stops there; GNU make itself exits 2 on any failed recipe, so the recipe names the
+  command's own code on stderr (`make render: .venv/bin/python -m policies.check build/dev exited 3 ...`);
+  a CI gate that needs 3 itself runs the two commands directly.
 - **At preview** (with the Pulumi CLI): `make preview STACK=<stack>`, i.e.
   `pulumi preview --stack <stack> --policy-pack policies`. A mandatory violation fails the
   preview (and `pulumi up`); advisory ones are printed as warnings. `policies/PulumiPolicy.yaml`

@@ -150,8 +150,9 @@ def has_instance_types(stack: Stack, config: Mapping[str, Any]) -> Iterable[Viol
         if count < minimum:
             requirements = _known_requirements(pool) or []
             constraints = "; ".join(_describe(r) for r in requirements)
+            unknown = "".join(f" ({hint})" for hint in catalog.unknown_names(requirements))
             yield Violation(pool.urn, f"{pool.label} admits {count} instance type(s) of the catalog "
-                                      f"(at least {minimum} needed): {constraints or 'no requirements'}")
+                                      f"(at least {minimum} needed): {constraints or 'no requirements'}{unknown}")
         elif types.min_values_error:
             yield Violation(pool.urn, f"{pool.label}: {types.min_values_error} among its {count} instance types")
 

@@ -20,18 +20,18 @@ from .errors import InputError
 
 SUBCOMMANDS = (
     ("simulate", "provisioner.commands.simulate",
-     "what Karpenter would launch for these manifests, what it costs, and why pods stay Pending"),
+     "Show what Karpenter would launch for these manifests, what it costs, and why pods stay Pending."),
     ("serve", "provisioner.controller.command",
-     "run in the cluster: explain Pending pods (Events) and price the pending plan (metrics)"),
+     "Run in the cluster: explain Pending pods (Events) and price the pending plan (metrics)."),
     ("odigos-prepare-nodes", "provisioner.commands.odigos_prepare",
-     "taint existing nodes odiglet has not prepared yet with odigos.io/needs-init:NoSchedule"),
+     "Taint existing nodes odiglet has not prepared yet with odigos.io/needs-init:NoSchedule."),
     ("tune", "provisioner.commands.tune",
-     "search NodePool requirement changes (size windows, categories, memory and GPU caps, families, generations) "
-     "that make the plan cheaper"),
+     "Search NodePool requirement changes (size windows, categories, memory and GPU caps, families, generations) "
+     "that make the plan cheaper."),
     ("drift", "provisioner.commands.drift",
-     "which NodePools and EC2NodeClasses a manifest change drifts, and how many nodes Karpenter replaces"),
+     "Show which NodePools and EC2NodeClasses a manifest change drifts, and how many nodes Karpenter replaces."),
     ("consolidate", "provisioner.commands.consolidate",
-     "what Karpenter's consolidation would do now with this cluster snapshot, and why not elsewhere"),
+     "Show what Karpenter's consolidation would do now with this cluster snapshot, and why not elsewhere."),
 )
 HELP = {name: help_text for name, _, help_text in SUBCOMMANDS}  # what each command's `register` says
 EXIT_INVALID_INPUT = 2

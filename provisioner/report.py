@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from json.encoder import encode_basestring_ascii
 
-from .quantity import format_quantity
+from .quantity import format_common
 from .result import SimulationResult
 
 MAX_POD_NAMES = 4
@@ -23,8 +23,10 @@ def _pods(names: list) -> str:
     return shown + (f" (+{len(names) - MAX_POD_NAMES} more)" if len(names) > MAX_POD_NAMES else "")
 
 
-def _usage(requests: dict, allocatable: dict, name: str) -> str:
-    return f"{format_quantity(name, requests.get(name, 0))}/{format_quantity(name, allocatable.get(name, 0))}"
+def _column(nodeclaims, name: str) -> list:
+    """`requests/allocatable` per NodeClaim, the whole column in one unit."""
+    values = format_common(name, [m for nc in nodeclaims for m in (nc.requests.get(name, 0), nc.allocatable.get(name, 0))])
+    return [f"{values[2 * i]}/{values[2 * i + 1]}" for i in range(len(nodeclaims))]
 
 
 def _dumps(value) -> str:
@@ -125,12 +127,13 @@ def render_table(result: SimulationResult) -> str:
     out = []
     if result.nodeclaims:
         rows = [("#", "NODEPOOL", "INSTANCE TYPE", "CAPACITY", "ZONE", "$/HOUR", "CPU", "MEMORY", "PODS", "ALSO FITS")]
+        usage = {name: _column(result.nodeclaims, name) for name in ("cpu", "memory")}
         for i, nc in enumerate(result.nodeclaims, 1):
             price = f"{nc.price_usd_hour:.4f}" + ("*" if nc.price_is_estimate else "")
             others = [o for o in nc.instance_type_options if o != nc.instance_type][:MAX_OPTIONS]
             more = len(nc.instance_type_options) - 1 - len(others)
             rows.append((i, nc.nodepool, nc.instance_type, nc.capacity_type, nc.zone, price,
-                         _usage(nc.requests, nc.allocatable, "cpu"), _usage(nc.requests, nc.allocatable, "memory"),
+                         usage["cpu"][i - 1], usage["memory"][i - 1],
                          len(nc.pods), ", ".join(others) + (f" (+{more})" if more > 0 else "")))
         out.append(f"NodeClaims to launch ({len(result.nodeclaims)}):")
         out.extend("  " + line for line in _table(rows))

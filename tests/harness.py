@@ -73,8 +73,9 @@ def write_project(root: Path, settings: dict[str, Any], teams: dict[str, Any], s
 
 
 def platform_from(settings: dict[str, Any] | None = None, teams: dict[str, Any] | None = None,
-                  stack: str = "test") -> PlatformConfig:
-    """A validated PlatformConfig from dicts (MINIMAL_SETTINGS merged with `settings`)."""
+                  stack: str = "test", other_stacks: tuple[str, ...] = ()) -> PlatformConfig:
+    """A validated PlatformConfig from dicts (MINIMAL_SETTINGS merged with `settings`); `other_stacks`
+    get the same stack file, so team files may name them under `environments` and `budget`."""
     merged = copy.deepcopy(MINIMAL_SETTINGS)
     merged.update(settings or {})
     teams = teams or {}
@@ -82,7 +83,10 @@ def platform_from(settings: dict[str, Any] | None = None, teams: dict[str, Any] 
     if not merged["teams"]:
         merged["teams"] = sorted(teams)
     with tempfile.TemporaryDirectory() as tmp:
-        return load_platform(write_project(Path(tmp), merged, teams, stack), stack)
+        root = write_project(Path(tmp), merged, teams, stack)
+        for other in other_stacks:
+            (root / "stacks" / f"Pulumi.{other}.yaml").write_text((root / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+        return load_platform(root, stack)
 
 
 def stack_platform(stack: str) -> PlatformConfig:

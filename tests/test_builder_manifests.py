@@ -153,7 +153,7 @@ def test_floating_alias_is_detected_only_for_latest():
 
 def pool_of(pool, settings=None, environment_budget=None, **team_extra):
     teams = {"web": {"name": "web", "nodePools": [pool], **team_extra}}
-    platform = platform_from(settings=settings, teams=teams)
+    platform = platform_from(settings=settings, teams=teams, other_stacks=("dev", "prod"))
     return platform, platform.teams[0], platform.teams[0].node_pools[0]
 
 
@@ -186,7 +186,8 @@ def test_minimal_pool_has_exactly_the_required_keys():
 
 
 def test_static_pool_writes_replicas_and_node_limit():
-    _, team, pool = pool_of({"name": "fixed", "replicas": 3, "limits": {"nodes": "5"}})
+    _, team, pool = pool_of({"name": "fixed", "replicas": 3, "limits": {"nodes": "5"}},
+                            settings={"karpenter": {"featureGates": {"staticCapacity": True}}})
     spec = nodepool_manifest(team, pool)["spec"]
     assert spec["replicas"] == 3
     assert spec["limits"] == {"nodes": "5"}

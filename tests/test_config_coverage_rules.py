@@ -23,8 +23,9 @@ from components.nodepools import nodepool_manifest
 from tests.harness import MINIMAL_POOL, MINIMAL_SETTINGS, platform_from, run_component, shared, write_project
 
 
-def pool(**changes):
-    platform = platform_from(teams={"web": {"name": "web", "nodePools": [{**copy.deepcopy(MINIMAL_POOL), **changes}]}})
+def pool(settings=None, **changes):
+    platform = platform_from(settings=settings,
+                             teams={"web": {"name": "web", "nodePools": [{**copy.deepcopy(MINIMAL_POOL), **changes}]}})
     return nodepool_manifest(platform.teams[0], platform.teams[0].node_pools[0])["spec"]
 
 
@@ -79,9 +80,10 @@ def test_requirement_rules_of_the_crd_and_runtime_validation(tmp_path, requireme
 
 
 def test_static_pool_renders_replicas_and_node_limit():
-    spec = pool(replicas=3, limits={"nodes": "5"})
+    gate = {"karpenter": {"featureGates": {"staticCapacity": True}}}
+    spec = pool(settings=gate, replicas=3, limits={"nodes": "5"})
     assert (spec["replicas"], spec["limits"]) == (3, {"nodes": "5"})
-    assert "limits" not in pool(replicas=2, limits=None)
+    assert "limits" not in pool(settings=gate, replicas=2, limits=None)
 
 
 @pytest.mark.parametrize("changes, expected", [

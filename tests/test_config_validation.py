@@ -268,3 +268,12 @@ def test_plaintext_odigos_token_is_rejected(tmp_path):
 def test_errors_in_stack_and_team_files_are_all_reported_at_once(tmp_path):
     errors = errors_for(tmp_path, {"weight": 101}, settings_changes={"karpenter": {"replicas": 0}})
     assert [e.split(":")[0] for e in errors] == [STACK, TEAM]
+
+
+@pytest.mark.parametrize("changes,path,message", [
+    ({"limits": 5}, "nodePools[0].limits", "Input should be a valid dictionary, got 5"),
+    ({"weight": "heavy"}, "nodePools[0].weight", "Input should be a valid integer, unable to parse string as an integer, got 'heavy'"),
+    ({"labels": ["a"]}, "nodePools[0].labels", "Input should be a valid dictionary, got ['a']"),
+])
+def test_type_errors_echo_the_value_written(tmp_path, changes, path, message):
+    assert errors_for(tmp_path, changes) == [f"stacks/teams/web.yaml: {path}: {message}"]

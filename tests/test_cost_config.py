@@ -42,19 +42,21 @@ def test_a_pools_own_instance_cpu_requirement_replaces_the_cap():
 def test_team_budget_for_the_environment_is_annotated_on_every_pool():
     team = {"name": "web", "budget": {"test": 12.5, "prod": 400},
             "nodePools": [{**MINIMAL_POOL, "name": "a"}, {**MINIMAL_POOL, "name": "b"}]}
-    config = platform_from(teams={"web": team})
+    config = platform_from(teams={"web": team}, other_stacks=("prod",))
     annotations = [m["metadata"]["annotations"] for m in nodepool_manifests(config)]
     assert [a["karpenter-platform.io/budget-usd-hour"] for a in annotations] == ["12.5", "12.5"]
 
 
 def test_team_without_a_budget_for_the_environment_has_no_annotation():
-    config = platform_from(teams={"web": {"name": "web", "budget": {"prod": 400}, "nodePools": [dict(MINIMAL_POOL)]}})
+    config = platform_from(teams={"web": {"name": "web", "budget": {"prod": 400}, "nodePools": [dict(MINIMAL_POOL)]}},
+                           other_stacks=("prod",))
     assert "karpenter-platform.io/budget-usd-hour" not in nodepool_manifests(config)[0]["metadata"]["annotations"]
 
 
 def test_negative_budget_is_refused_with_its_key_path():
     with pytest.raises(ConfigError) as err:
-        platform_from(teams={"web": {"name": "web", "budget": {"prod": -1}, "nodePools": [dict(MINIMAL_POOL)]}})
+        platform_from(teams={"web": {"name": "web", "budget": {"prod": -1}, "nodePools": [dict(MINIMAL_POOL)]}},
+                      other_stacks=("prod",))
     assert "budget.prod" in str(err.value)
 
 

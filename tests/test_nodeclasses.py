@@ -127,3 +127,17 @@ def test_outputs_stay_at_the_leaves_so_previews_see_the_rest():
     assert manifest["spec"]["role"] is role
     assert manifest["spec"]["metadataOptions"]["httpTokens"] == "required"
     assert manifest["metadata"]["name"] == "default"
+
+
+@pytest.mark.parametrize("family,alias", [("AL2", "al2"), ("Bottlerocket", "bottlerocket"), ("Windows2022", "windows2022")])
+def test_ami_family_without_a_selector_is_told_the_matching_alias(family, alias):
+    """karpenter.k8s.aws/v1 requires amiSelectorTerms (the v1 migration guide: amiFamily alone no
+    longer picks AMIs); the message named the platform's default alias al2023@v20251117 instead."""
+    with pytest.raises(ConfigError) as caught:
+        platform_from(settings={"nodeClasses": {"default": {"amiFamily": family}}})
+    [issue] = caught.value.issues
+    assert issue.path == "karpenter-platform:nodeClasses.default"
+    assert issue.message.startswith(f"amiSelectorTerms (or amiAlias) is required with amiFamily {family} in karpenter.k8s.aws/v1; "
+                                    f"for amiFamily {family} the matching alias is {alias}@<version>")
+    assert "al2023@v20251117" not in issue.message
+

@@ -93,6 +93,16 @@ def test_values_cannot_override_the_integration(values, message):
         platform(values=values)
 
 
+
+@pytest.mark.parametrize("tolerations", [5, "all", {"operator": "Exists"}])
+def test_odiglet_tolerations_that_are_not_a_list_are_a_config_error(tolerations):
+    """Hostile input: `values.odiglet.tolerations: 5` was iterated and ended in a TypeError traceback."""
+    with pytest.raises(ConfigError) as caught:
+        platform(values={"odiglet": {"tolerations": tolerations}})
+    [issue] = caught.value.issues
+    assert issue.path == "karpenter-platform:odigos"
+    assert f"values.odiglet.tolerations: expected a list of tolerations, got {tolerations!r}" in issue.message
+
 # -- the release and the token ----------------------------------------------------------------
 
 def test_release_is_pinned_from_the_odigos_repository_into_its_own_namespace():

@@ -165,3 +165,17 @@ def test_a_policy_pack_that_writes_its_report_passes(tmp_path):
                           "pathlib.Path(sys.argv[sys.argv.index('--report') + 1]).write_text('[]')\nsys.exit(3)\n")
     pr_report.render(source, "dev", tmp_path / "after")
     assert (tmp_path / "after" / "policy-report.json").read_text() == "[]"
+
+def test_dev_report_fails_on_an_invalid_base_value_that_dev_overrides(tmp_path, capsys):
+    """web's frontend limits are overridden in dev: the base (what staging renders) was never checked
+    by the dev report; now every render checks it, and the report exits 2 naming it."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    clone = tmp_path / "repo"
+    subprocess.run(["git", "clone", "--quiet", str(PROJECT), str(clone)], check=True)
+    team = clone / "stacks" / "teams" / "web.yaml"
+    text = team.read_text()
+    assert 'limits: {cpu: "200", memory: 800Gi}' in text
+    team.write_text(text.replace('limits: {cpu: "200", memory: 800Gi}', 'limits: {cpu: "-10", memory: 800Gi}'))
+    assert pr_report.main(["dev", "--base", "HEAD", "--project-dir", str(clone)]) == 2
+    assert "nodePools[0].limits.cpu: '-10' is negative" in capsys.readouterr().err

@@ -73,7 +73,7 @@ def test_json_has_exactly_the_issue_shape(tmp_path, capsys):
     assert list(result) == ["from", "to", "iam", "chart", "crds", "config", "steps"]
     assert set(result["iam"]) == {"added", "removed"}
     assert set(result["chart"]) == {"added", "removed", "changedDefaults"}
-    assert set(result["crds"]) == {"new", "fieldsAdded", "fieldsRemoved", "enumsAdded"}
+    assert set(result["crds"]) == {"new", "removed", "fieldsAdded", "fieldsRemoved", "enumsAdded", "enumsRemoved"}
     assert set(result["config"]) == {"invalid"}
     assert (result["from"], result["to"]) == ("1.13.1", "1.14.1")
     assert all(isinstance(s, str) for s in result["steps"])
@@ -125,3 +125,31 @@ def test_make_target_runs_the_planner():
     makefile = (PROJECT_DIR / "Makefile").read_text()
     assert "$(PY) -m offline.upgrade $(STACK) --to $(TO)" in makefile
     assert "$(PY) -m components.reference.generate --from" in makefile
+
+
+def test_downgrade_lists_removed_crds_and_enum_values_and_downgrade_steps(tmp_path):
+    """README's own `make upgrade-plan STACK=prod TO=1.12.2` on a 1.14.1 stack is a downgrade: the plan
+    names what 1.12.2 no longer serves (the capacitybuffers CRD, consolidationPolicy Balanced) and
+    no upgrade-guide note (the 1.14 note says to install a CRD the downgrade removes)."""
+    result = plan(tmp_path, "1.14.1", "1.12.2")
+    assert result["crds"]["removed"] == ["autoscaling.x-k8s.io_capacitybuffers"]
+    assert result["crds"]["enumsRemoved"] == [{"path": "karpenter.sh_nodepools:spec.disruption.consolidationPolicy",
+                                               "values": ["Balanced"]}]
+    steps = result["steps"]
+    assert steps[0].startswith("This is a downgrade (1.14.1 -> 1.12.2)")
+    assert "autoscaling.x-k8s.io_capacitybuffers" in steps[0] and "Balanced" in steps[0]
+    assert not any(s.startswith(("Upgrade guide", "CRDs before the controller", "IAM before")) for s in steps)
+    order = [next(i for i, s in enumerate(steps) if s.startswith(prefix))
+             for prefix in ("Check the live cluster", "Controller:", "CRDs:", "make preview")]
+    assert order == sorted(order)
+
+
+def test_upgrade_lists_nothing_removed(tmp_path):
+    result = plan(tmp_path, "1.13.1", "1.14.1")
+    assert result["crds"]["removed"] == [] and result["crds"]["enumsRemoved"] == []
+
+
+def test_to_accepts_the_release_tag_spelling(capsys):
+    """Karpenter tags its releases `v1.12.2` (github.com/aws/karpenter-provider-aws/releases)."""
+    assert upgrade.main(["prod", "--to", "v1.12.2", "-o", "json", "--project-dir", str(PROJECT_DIR)]) == 0
+    assert json.loads(capsys.readouterr().out)["to"] == "1.12.2"

@@ -96,7 +96,9 @@ class ClusterConfig(Model):
     region: str
     """AWS region of the cluster, e.g. `us-east-1`."""
     zones: list[str] = Field(default_factory=list)
-    """Availability zones NodePools may use (the multi-zone preset); defaults to `<region>a,b,c`."""
+    """Availability zones NodePools may use (the multi-zone preset); defaults to `<region>a,b,c`. Give
+    your subnets' zones: a NodePool whose zone requirements admit none of them is refused (it would
+    never get a node)."""
     subnets: SubnetSelection
     """Subnets Karpenter launches nodes into."""
     security_group: SecurityGroupSelection = Field(default_factory=SecurityGroupSelection)

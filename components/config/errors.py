@@ -146,7 +146,16 @@ def _message(error: dict[str, Any], root: type[BaseModel] | None) -> str:
     message = error["msg"]
     for prefix in ("Value error, ", "Assertion failed, "):
         message = message.removeprefix(prefix)
+    if kind.endswith(("_type", "_parsing")) and "input" in error:
+        # pydantic's type errors do not say what was written ("Input should be a valid integer").
+        message = f"{message}, got {_echo(value)}"
     return message
+
+
+def _echo(value: Any) -> str:
+    """The value the user wrote, as YAML-ish text, cut to a readable length."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def issues_from_validation(

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .. import reference
 from .base import Model
-from .kube import DnsLabel, Quantity
+from .kube import DnsLabel, Quantity, parse_quantity
 
 _SEMVER = re.compile(r"^\d+\.\d+\.\d+$")
 # IAM's limit for the inline policies of one role (minified JSON; whitespace is not counted).
@@ -39,11 +39,27 @@ class ResourceList(Model):
     memory: Quantity | None = None
 
 
+def requests_within_limits(requests: ResourceList, limits: ResourceList) -> None:
+    """The API server refuses a container whose request exceeds its limit (ValidateResourceRequirements,
+    k8s.io/kubernetes pkg/apis/core/validation: "must be less than or equal to cpu limit"), halfway
+    through `pulumi up`; refuse it here, naming both values."""
+    for name in ("cpu", "memory"):
+        request, limit = getattr(requests, name), getattr(limits, name)
+        if request is not None and limit is not None and parse_quantity(request) > parse_quantity(limit):
+            raise ValueError(f"requests.{name} {request} is above limits.{name} {limit}; the API server refuses a "
+                             "container whose request exceeds its limit")
+
+
 class Resources(Model):
-    """Controller container resources."""
+    """Controller container resources; each request at most its limit (the API server's rule)."""
 
     requests: ResourceList = Field(default_factory=lambda: ResourceList(cpu="1", memory="1Gi"))
     limits: ResourceList = Field(default_factory=lambda: ResourceList(cpu="1", memory="1Gi"))
+
+    @model_validator(mode="after")
+    def _requests_within_limits(self) -> Resources:
+        requests_within_limits(self.requests, self.limits)
+        return self
 
 
 class NodeRoleConfig(Model):

@@ -20,9 +20,12 @@ from provisioner.safeyaml import UnsafeInput, load_yaml_file
 from .errors import ConfigError, ConfigIssue, format_path, issues_from_validation
 from .kube import check_dns_label
 from .odigos import odigos_cross_checks
+from .partition import foreign_arns, partition_for_region
 from .presets import deep_merge, expand_presets
+from .sources import mark_sources, take_sources
 from .stack import PROJECT, PlatformConfig, StackSettings
-from .teams import Team
+from .team_checks import unknown_environments, zone_issues
+from .teams import Team, annotation_issues
 
 NAMESPACE = f"{PROJECT}:"
 SECRET_KEYS = {f"{NAMESPACE}odigosOnPremToken"}
@@ -229,7 +232,8 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str) -> tuple[Team | None, list[ConfigIssue]]:
+def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str,
+                  cluster_zones: list[str] | None = None) -> tuple[Team | None, list[ConfigIssue]]:
     """Overrides for `env`, then presets, then validation; errors point at the line the user wrote."""
     if not isinstance(doc, dict):
         return None, [ConfigIssue(display, "", "expected a mapping with name and nodePools")]
@@ -240,23 +244,73 @@ def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str)
     issues: list[ConfigIssue] = []
     if doc.setdefault("name", name) != name:
         issues.append(ConfigIssue(display, "name", f"{_short(doc['name'])} must equal the file name {name!r}"))
+    mark_sources(doc, env)
     issues += _apply_override(doc, env, display)
     pools = doc.get("nodePools")
     if isinstance(pools, list):
         doc["nodePools"] = [expand_presets(p, zones) if isinstance(p, dict) else p for p in pools]
+    file_index, requirement_sources = take_sources(doc)
 
     def remap(loc: tuple[Any, ...]) -> tuple[str, str] | None:
-        if len(loc) >= 3 and loc[0] == "nodePools" and isinstance(loc[1], int):
-            pool = doc["nodePools"][loc[1]]
-            where = _override_location(doc, env, pool.get("name") if isinstance(pool, dict) else None, tuple(loc[2:]))
-            if where:
+        """The path in the user's file: the pool's index before excludeNodePools, a requirement's
+        index in the list the user wrote (not the preset-merged one), or the override that set it."""
+        if len(loc) >= 2 and loc[0] == "nodePools" and isinstance(loc[1], int) and loc[1] < len(file_index):
+            rest = tuple(loc[2:])
+            if len(rest) >= 2 and rest[0] == "requirements" and isinstance(rest[1], int) \
+                    and rest[1] < len(requirement_sources[loc[1]]):
+                source = requirement_sources[loc[1]][rest[1]]
+                where = (*source, *rest[2:]) if source else ("nodePools", file_index[loc[1]], "preset")
                 return display, format_path(where)
+            pool = doc["nodePools"][loc[1]]
+            where = _override_location(doc, env, pool.get("name") if isinstance(pool, dict) else None, rest) if rest else None
+            return display, format_path(where or ("nodePools", file_index[loc[1]], *rest))
         return None
 
     try:
-        return Team.model_validate(doc), issues
+        team = Team.model_validate(doc)
     except ValidationError as err:
         return None, issues + issues_from_validation(err, display, Team, remap=remap)
+    issues += [ConfigIssue(display, path, message) for path, message in annotation_issues(team, env)]
+    if cluster_zones:
+        issues += zone_issues(team, cluster_zones, file_index, requirement_sources, display)
+    return team, issues
+
+
+def known_environments(project_dir: Path, stack: str, environment: str) -> list[str]:
+    """Every environment a team file may name: each stack file's environment (its name unless it
+    sets `environment`), and the one being rendered."""
+    found = {environment, stack}
+    for path in (project_dir / "stacks").glob("Pulumi.*.yaml"):
+        name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        try:
+            document = load_yaml(path, stack_file(name))
+        except ConfigError:  # reported when that stack is rendered
+            document = None
+        value = _get(_get(document, "config"), f"{NAMESPACE}environment")
+        found.add(value if isinstance(value, str) and value else name)
+    return sorted(found)
+
+
+def _other_environment_issues(name: str, doc: Any, env: str, environments: list[str], zones: list[str], display: str,
+                              reported: list[ConfigIssue]) -> list[ConfigIssue]:
+    """The team as the base (what a stack without an override sees) and every other environment
+    sees it: a value only another stack renders is still checked whichever stack is rendered."""
+    seen = set(reported)
+    base: set[ConfigIssue] = set()
+    issues: list[ConfigIssue] = []
+    for other in ["", *environments]:
+        if other == env:
+            continue
+        for issue in _resolve_team(name, doc, other, zones, display)[1]:
+            if not other:
+                base.add(issue)
+            if issue in seen:
+                continue
+            seen.add(issue)
+            if other and issue not in base and not issue.path.startswith(f"environments.{other}."):
+                issue = ConfigIssue(issue.file, issue.path, f"{issue.message} (as environment {other} sees it)")
+            issues.append(issue)
+    return issues
 
 
 def _is_dns_label(name: Any) -> bool:
@@ -285,10 +339,13 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
     # Unknown zones (the cluster section is wrong and reported): a stand-in keeps the multi-zone
     # preset from reporting an empty `In` on every pool.
     zones = cluster.availability_zones if cluster is not None else ["zone-unknown"]
+    if cluster is not None:
+        issues.extend(_partition_issues(raw, cluster.region))
     team_names = sections.get("teams") if "teams" in sections else raw.values.get(f"{NAMESPACE}teams") or []
     if not isinstance(team_names, list):
         team_names = []
     teams: list[Team] = []
+    environments = known_environments(project_dir, raw.stack, env)
     for index, name in enumerate(team_names):
         if not _is_dns_label(name):
             continue  # reported by the stack's validation; never let such a name reach the filesystem
@@ -304,8 +361,10 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
         except ConfigError as err:
             issues.extend(err.issues)
             continue
-        team, team_issues = _resolve_team(name, doc, env, zones, display)
+        team, team_issues = _resolve_team(name, doc, env, zones, display, cluster.availability_zones if cluster else None)
         issues.extend(team_issues)
+        issues.extend(unknown_environments(doc, environments, display))
+        issues.extend(_other_environment_issues(name, doc, env, environments, zones, display, team_issues))
         if team is not None:
             teams.append(team)
     if settings is not None:
@@ -324,6 +383,15 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
     if version_gaps:
         raise ConfigError(version_gaps)
     return platform
+
+
+def _partition_issues(raw: RawStack, region: str) -> list[ConfigIssue]:
+    """ARNs of another partition than the cluster's region (an `arn:aws:` role in `cn-north-1`)."""
+    values = {key: value for key, value in raw.values.items() if key.startswith(NAMESPACE) and key not in SECRET_KEYS}
+    return [ConfigIssue(raw.sources.get(path.split(".", 1)[0].split("[", 1)[0], stack_file(raw.stack)), path,
+                        f"{arn!r} is in partition {partition!r}, but the cluster's region {region} is in "
+                        f"{partition_for_region(region)!r}: write arn:{partition_for_region(region)}:...")
+            for path, arn, partition in foreign_arns(values, region)]
 
 
 def _cross_checks(settings: StackSettings, teams: list[Team]) -> list[ConfigIssue]:
@@ -347,6 +415,11 @@ def _cross_checks(settings: StackSettings, teams: list[Team]) -> list[ConfigIssu
                 issues.append(ConfigIssue(display, f"nodePools[{index}].nodeClass",
                                           f"node class {pool.node_class!r} is not defined in the stack's nodeClasses "
                                           f"({', '.join(sorted(settings.node_classes))})"))
+            if pool.replicas is not None and not settings.karpenter.feature_gates.static_capacity:
+                issues.append(ConfigIssue(display, f"nodePools[{index}].replicas",
+                                          "a static NodePool needs Karpenter's StaticCapacity feature gate, which is off in "
+                                          "this stack: without it Karpenter never creates this pool's nodes; set "
+                                          "karpenter-platform:karpenter.featureGates.staticCapacity: true"))
             if settings.odigos.enabled and settings.odigos.mount_method == "k8s-init-container":
                 for t_index, taint in enumerate(pool.startup_taints):
                     if taint.key == "odigos.io/needs-init":

@@ -303,6 +303,16 @@ class NodeClass(Model):
     def _ami_selection(self) -> NodeClass:
         if self.ami_alias is not None and self.ami_selector_terms is not None:
             raise ValueError("set amiAlias or amiSelectorTerms, not both")
+        matching = {family: alias for alias, family in _FAMILY_OF_ALIAS.items()}.get(self.ami_family or "")
+        # (Custom without a selector keeps the default alias: AL2023 AMIs with the user's own user data.)
+        if self.ami_alias is None and self.ami_selector_terms is None and matching and matching != "al2023":
+            # karpenter.k8s.aws/v1 dropped the AMI default per amiFamily (v1 migration guide): name
+            # what the user wrote and the alias that matches it, not the platform's default alias.
+            hint = (f"for amiFamily {self.ami_family} the matching alias is {matching}@<version>, e.g. amiAlias: "
+                    f"{matching}@latest with allowLatestAmi: true"
+                    + (" (Windows aliases take only latest)" if matching.startswith("windows") else ", or a pinned version"))
+            raise ValueError(f"amiSelectorTerms (or amiAlias) is required with amiFamily {self.ami_family} in "
+                             f"karpenter.k8s.aws/v1; {hint}")
         terms = self.ami_terms
         aliases = [t.alias for t in terms if t.alias is not None]
         if aliases and len(terms) != 1:

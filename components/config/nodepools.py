@@ -186,7 +186,8 @@ class NodePool(Model):
     """Taints a node starts with and that an agent removes (pods need not tolerate them)."""
     replicas: int | None = Field(default=None, ge=0)
     """A static NodePool: keep exactly this many nodes, whatever the pods need (Karpenter's static
-    provisioning). Only `limits.nodes` and no `weight` then; cannot be switched on or off later."""
+    provisioning). Only `limits.nodes` (at least `replicas`) and no `weight` then; cannot be switched on
+    or off later. Needs `karpenter.featureGates.staticCapacity: true` in the stack."""
     limits: dict[str, Quantity] | None = Field(default=None, validate_default=True)
     """Upper bound on the pool's total capacity, e.g. `{cpu: "200", memory: 800Gi}`, or a node
     count `{nodes: "10"}`. Required for dynamic pools; a static pool may set only `nodes`. Extended
@@ -230,6 +231,12 @@ class NodePool(Model):
             extra = sorted(set(limits or {}) - {"nodes"})
             if extra:
                 raise ValueError(f"a static NodePool (replicas set) may only limit nodes, not {', '.join(extra)}")
+            replicas = info.data["replicas"]
+            # Karpenter's static provisioning never launches past limits.nodes: the pool would stay short.
+            if limits and "nodes" in limits and parse_quantity(limits["nodes"]) < replicas:
+                raise ValueError(f"nodes {limits['nodes']} is below replicas {replicas}: Karpenter caps a static NodePool "
+                                 f"at limits.nodes, so it would keep {limits['nodes']} node(s), not {replicas}; raise "
+                                 "limits.nodes or lower replicas")
             return limits
         if limits is None:
             raise ValueError("required key missing: a NodePool needs limits (e.g. cpu and memory) so a runaway "

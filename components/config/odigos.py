@@ -156,6 +156,8 @@ class OdigosConfig(Model):
         raw = odiglet.get("tolerations") if isinstance(odiglet, dict) else None
         if raw is None:
             return None
+        if not isinstance(raw, list):  # `tolerations: 5` would otherwise be iterated (a TypeError, a traceback)
+            raise ValueError(f"values.odiglet.tolerations: expected a list of tolerations, got {raw!r:.80}")
         try:
             return [Toleration.model_validate(t) for t in raw]
         except ValidationError as err:

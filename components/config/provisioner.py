@@ -4,23 +4,28 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from .base import Model
-from .karpenter import ResourceList
+from .karpenter import ResourceList, requests_within_limits
 from .kube import DnsLabel
 
 Platform = Literal["linux/amd64", "linux/arm64"]
 
 
 class ProvisionerResources(Model):
-    """Advisor container resources."""
+    """Advisor container resources; each request at most its limit (the API server's rule)."""
 
     requests: ResourceList = Field(default_factory=lambda: ResourceList(cpu="100m", memory="256Mi"))
     """Requests (default 100m CPU, 256Mi memory)."""
     limits: ResourceList = Field(default_factory=lambda: ResourceList(cpu="1", memory="1Gi"))
     """Limits (default 1 CPU, 1Gi memory). Memory grows with the cluster: the advisor caches every
     pod, node and DaemonSet, roughly 10-20 KiB a pod."""
+
+    @model_validator(mode="after")
+    def _requests_within_limits(self) -> ProvisionerResources:
+        requests_within_limits(self.requests, self.limits)
+        return self
 
 
 class ProvisionerConfig(Model):

@@ -114,14 +114,14 @@ def cost(out) -> list:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m provisioner.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000,5000,20000", help="pod counts for part a (comma-separated)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per size; the median is reported")
-    parser.add_argument("--skip-cost", action="store_true", help="skip part b (needs scipy)")
-    parser.add_argument("--profile", type=int, metavar="PODS", help="cProfile one run of part a at this size instead")
-    parser.add_argument("--skip-engine", action="store_true", help="skip part c (end to end, 50k solve, 200 NodePools)")
-    parser.add_argument("--skip-presets", action="store_true", help="skip part d (presets and tune vs the LP bound)")
+    parser.add_argument("--sizes", default="1000,5000,20000", help="Pod counts for part a (comma-separated).")
+    parser.add_argument("--repeat", type=int, default=3, help="Runs per size; the median is reported.")
+    parser.add_argument("--skip-cost", action="store_true", help="Skip part b (needs scipy).")
+    parser.add_argument("--profile", type=int, metavar="PODS", help="Profile one run of part a at this size with cProfile instead.")
+    parser.add_argument("--skip-engine", action="store_true", help="Skip part c (end to end, 50k solve, 200 NodePools).")
+    parser.add_argument("--skip-presets", action="store_true", help="Skip part d (presets and tune vs the LP bound).")
     parser.add_argument("--only", choices=("throughput", "cost", "engine", "presets"),
-                        help="run one part only")
+                        help="Run one part only.")
     args = parser.parse_args(argv)
     out = sys.stdout
     if args.profile:

@@ -32,13 +32,13 @@ def register(subparsers) -> None:
                     "DaemonSets (kubectl get -o yaml), the disruption command Karpenter v1.14 would start in its "
                     "current pass, and the reason each other Karpenter-managed node stays.")
     add_input_arguments(parser, path_metavar="SNAPSHOT",
-                        zones_help="zones offered to replacements, besides the nodes' own")
+                        zones_help="Zones offered to replacements, besides the nodes' own")
     parser.add_argument("--spot-to-spot", choices=("on", "off"), default=None,
                         help="Karpenter's SpotToSpotConsolidation feature gate (default: as the snapshot shows it, in "
-                             "a Karpenter Deployment's FEATURE_GATES or the chart's values; else off, as upstream)")
+                             "a Karpenter Deployment's FEATURE_GATES or the chart's values; else off, as upstream).")
     parser.add_argument("--at", type=_time, default=None, metavar="YYYY-MM-DDTHH:MM",
-                        help="UTC time at which scheduled disruption budgets are evaluated (default: now)")
-    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
+                        help="UTC time at which scheduled disruption budgets are evaluated (default: now).")
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Output format.")
     parser.set_defaults(run=run)
 
 

@@ -13,12 +13,12 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "drift", help=HELP["drift"],
         description="Preview Karpenter v1.14 drift between two sets of NodePools and EC2NodeClasses.")
-    parser.add_argument("--before", required=True, metavar="DIR_OR_FILE", help="manifests as deployed now")
-    parser.add_argument("--after", required=True, metavar="DIR_OR_FILE", help="manifests after the change")
+    parser.add_argument("--before", required=True, metavar="DIR_OR_FILE", help="Manifests as deployed now.")
+    parser.add_argument("--after", required=True, metavar="DIR_OR_FILE", help="Manifests after the change.")
     parser.add_argument("-f", "--filename", dest="snapshot", action="append", metavar="SNAPSHOT",
                         help="Nodes and/or NodeClaims as `kubectl get -o yaml` prints them (repeatable); "
-                             "without it node counts are null")
-    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
+                             "without it node counts are null.")
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Output format.")
     parser.set_defaults(run=run)
 
 

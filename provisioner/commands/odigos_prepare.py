@@ -158,17 +158,17 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "odigos-prepare-nodes", help=HELP["odigos-prepare-nodes"],
         description=__doc__.split("\n\n")[1].replace("\n", " "))
-    parser.add_argument("--dry-run", action="store_true", help="report what would be tainted, change nothing")
+    parser.add_argument("--dry-run", action="store_true", help="Report what would be tainted, change nothing.")
     parser.add_argument("--taint", type=parse_taint, default=dict(TAINT), metavar="KEY=[VALUE]:EFFECT",
-                        help=f"the taint to add (default {TAINT_KEY}=:NoSchedule)")
+                        help=f"The taint to add (default {TAINT_KEY}=:NoSchedule).")
     parser.add_argument("--selector", type=parse_selector, default=None, metavar="SELECTOR",
-                        help="only nodes matching this label selector (k=v, k!=v, k, !k; comma-separated)")
+                        help="Only nodes matching this label selector (k=v, k!=v, k, !k; comma-separated).")
     parser.add_argument("--prepared-label", action="append", dest="prepared_labels", metavar="KEY",
-                        help=f"label odiglet sets to 'true' on prepared nodes (repeatable; default: {', '.join(PREPARED_LABELS)})")
-    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="report format")
+                        help=f"Label odiglet sets to 'true' on prepared nodes (repeatable; default: {', '.join(PREPARED_LABELS)}).")
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Report format.")
     parser.add_argument("--release-binding", metavar="NAME",
-                        help="delete this ClusterRoleBinding (the one granting this run patch on nodes) once no "
-                             "write failed, so the right ends with the run")
+                        help="Delete this ClusterRoleBinding (the one granting this run patch on nodes) once no "
+                             "write failed, so the right ends with the run.")
     parser.set_defaults(run=run)
 
 

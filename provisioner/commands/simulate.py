@@ -38,16 +38,16 @@ def _positive(text: str) -> int:
     return value
 
 
-def add_input_arguments(parser, *, path_metavar: str = "PATH", zones_help: str = "zones offered") -> None:
+def add_input_arguments(parser, *, path_metavar: str = "PATH", zones_help: str = "Zones offered") -> None:
     """-f, --catalog, --region, --zones, --spot-discount: shared by simulate, tune and consolidate."""
     parser.add_argument("-f", "--filename", dest="paths", action="append", required=True, metavar=path_metavar,
-                        help="YAML file or folder of multi-document YAML (repeatable)")
-    parser.add_argument("--catalog", metavar="PATH", help="instance-type catalog JSON (default: the shipped EC2 catalog)")
-    parser.add_argument("--region", default=DEFAULT_REGION, help=f"AWS region label (default {DEFAULT_REGION})")
+                        help="YAML file or folder of multi-document YAML (repeatable).")
+    parser.add_argument("--catalog", metavar="PATH", help="Instance-type catalog JSON (default: the shipped EC2 catalog).")
+    parser.add_argument("--region", default=DEFAULT_REGION, help=f"AWS region label (default {DEFAULT_REGION}).")
     parser.add_argument("--zones", type=_zones, default=list(DEFAULT_ZONES), metavar="A,B,C",
-                        help=f"{zones_help} (default {','.join(DEFAULT_ZONES)})")
+                        help=f"{zones_help} (default {','.join(DEFAULT_ZONES)}).")
     parser.add_argument("--spot-discount", type=_discount, default=DEFAULT_SPOT_DISCOUNT, metavar="FRACTION",
-                        help=f"assumed spot discount off on-demand for estimated spot prices (default {DEFAULT_SPOT_DISCOUNT})")
+                        help=f"Assumed spot discount off on-demand for estimated spot prices (default {DEFAULT_SPOT_DISCOUNT}).")
 
 
 def load_catalog_arg(args):
@@ -62,9 +62,9 @@ def register(subparsers) -> None:
         "simulate", help=HELP["simulate"],
         description="Simulate Karpenter v1.14 provisioning for NodePools, EC2NodeClasses, workloads and existing Nodes.")
     add_input_arguments(parser)
-    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Output format.")
     parser.add_argument("--max-pods", type=_positive, default=MAX_PODS, metavar="N",
-                        help=f"refuse inputs that expand to more pods than this (default {MAX_PODS:,})")
+                        help=f"Refuse inputs that expand to more pods than this (default {MAX_PODS:,}).")
     parser.set_defaults(run=run)
 
 

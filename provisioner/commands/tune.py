@@ -20,7 +20,7 @@ def register(subparsers) -> None:
                     "leaving more pods unschedulable; only narrows pools, never touches taints, labels, capacity "
                     "types, zones or architectures.")
     add_input_arguments(parser)
-    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Output format.")
     parser.set_defaults(run=run)
 
 
@@ -45,7 +45,8 @@ def render_table(result) -> str:
     out = [f"Baseline: ${base.price_usd_hour:.4f}/hour, {base.unschedulable} unschedulable",
            f"Tuned:    ${tuned.price_usd_hour:.4f}/hour, {tuned.unschedulable} unschedulable (-{saving:.1f} %{ratio})",
            f"LP lower bound: ${bound:.4f}/hour",
-           f"Searched {result.evaluations} plans in {result.seconds:.1f} s.", ""]
+           f"Searched {result.evaluations} plans in {result.seconds:.1f} s."
+           + (f" {result.refused} candidate change set(s) refused by the caller's check." if result.refused else ""), ""]
     changes = result.change_list()
     if not changes:
         out.append("No requirement change makes the plan cheaper.")
@@ -68,7 +69,9 @@ def run(args) -> int:
     if not inputs.nodepools:
         raise InputError("no NodePool in the input: nothing to tune", origin=", ".join(args.paths))
     try:
-        result = tune(inputs, catalog=catalog, region=args.region, zones=args.zones, spot_discount=args.spot_discount)
+        # `accept`: a veto the caller's shell passes in (offline.tune: the platform's policy pack).
+        result = tune(inputs, catalog=catalog, region=args.region, zones=args.zones, spot_discount=args.spot_discount,
+                      accept=getattr(args, "accept", None))
     except ImportError as exc:
         raise InputError(f"tune needs scipy for the LP bound ({exc}); "
                          "install it with pip install 'karpenter-platform-provisioner[tune]'") from None

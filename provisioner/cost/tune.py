@@ -74,6 +74,7 @@ class TuneResult:
     evaluations: int = 0
     seconds: float = 0.0
     teams: dict = field(default_factory=dict)  # nodepool -> team (pools from this platform)
+    refused: int = 0  # distinct change sets the caller's `accept` vetoed
 
     def change_list(self) -> list:
         return [{"nodepool": pool, "requirements": [dict(r) for _, r in sorted(reqs.items())]}
@@ -112,8 +113,11 @@ def apply_changes(objects, changes: list) -> list:
 
 
 class _Search:
-    def __init__(self, inputs, catalog, region, zones, spot_discount, max_evaluations: int | None = None):
+    def __init__(self, inputs, catalog, region, zones, spot_discount, max_evaluations: int | None = None,
+                 accept=None):
         self.inputs = inputs
+        self.accept = accept
+        self._accepted: dict = {}  # (pool, canonical changes) -> the shell's verdict
         pools, self.notes = nodepool_instance_types(inputs, catalog, region, zones, spot_discount)
         self.types = {pool.name: types for pool, types in pools}
         self.pools = {pool.name: pool for pool, _ in pools}
@@ -244,9 +248,20 @@ class _Search:
             # The same types would give the same plan; and a change must not drop an architecture,
             # a capacity type or a zone the pool can launch in (e.g. one CPU maker on an amd64 +
             # arm64 pool would make it single-architecture): those are the team's choices.
-            if narrower and {it.name for it in narrower} != before and self._reach(name, narrower) == reach:
+            if narrower and {it.name for it in narrower} != before and self._reach(name, narrower) == reach \
+                    and self.accepts(name, {**(state.get(name) or {}), key: change}):
                 changes.append((group, change))
         return changes
+
+    def accepts(self, name: str, changes: dict) -> bool:
+        """The shell's verdict on the pool's whole change set (e.g. the platform's policy pack: a cap
+        that no longer holds the team's declared largest pod is never proposed); memoised."""
+        if self.accept is None:
+            return True
+        key = (name, _canonical({name: changes}))
+        if key not in self._accepted:
+            self._accepted[key] = bool(self.accept(name, [dict(c) for _, c in sorted(changes.items())]))
+        return self._accepted[key]
 
     def _reach(self, name: str, types: list) -> tuple:
         """The architectures, capacity types and zones the pool can launch with `types`."""
@@ -320,13 +335,15 @@ def _lp_families(bound, search: _Search) -> dict:
 
 def tune(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAULT_ZONES,
          spot_discount: float = DEFAULT_SPOT_DISCOUNT, bound=None,
-         max_rounds: int = MAX_ROUNDS, max_evaluations: int | None = MAX_EVALUATIONS) -> TuneResult:
+         max_rounds: int = MAX_ROUNDS, max_evaluations: int | None = MAX_EVALUATIONS, accept=None) -> TuneResult:
     """Requirement changes per NodePool that lower the simulated plan price without leaving more
     pods unschedulable. `bound`: a precomputed `lpbound.Bound` or its price (else computed here;
-    needs scipy); a Bound also tells which families carry the optimum."""
+    needs scipy); a Bound also tells which families carry the optimum. `accept(nodepool,
+    requirements)`: the caller's veto on a pool's whole change set (the `-o json` requirements
+    list); the search only ever keeps, and so only prints, changes it accepts."""
     started = time.perf_counter()
     catalog = resolve_catalog(catalog)
-    search = _Search(inputs, catalog, region, zones, spot_discount, max_evaluations)
+    search = _Search(inputs, catalog, region, zones, spot_discount, max_evaluations, accept)
     if bound is None:
         from .lpbound import lower_bound
         bound = lower_bound(inputs, catalog, region, zones, spot_discount)
@@ -353,4 +370,5 @@ def tune(inputs, catalog=None, region: str = DEFAULT_REGION, zones=DEFAULT_ZONES
     state = {name: changes for name, changes in state.items() if changes}
     teams = {name: pool.labels[TEAM_LABEL] for name, pool in search.pools.items()
              if TEAM_LABEL in pool.labels and name in state}
-    return TuneResult(baseline, best, state, bound_price, search.evaluations, time.perf_counter() - started, teams)
+    refused = sum(1 for accepted in search._accepted.values() if not accepted)
+    return TuneResult(baseline, best, state, bound_price, search.evaluations, time.perf_counter() - started, teams, refused)

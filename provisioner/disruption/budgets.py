@@ -73,6 +73,9 @@ class PoolBudget:
                 spec += " (the schedule never fires, so Karpenter keeps the budget always active)"
         text = (f"NodePool {self.pool!r} disruption budget ({spec}) allows {self.allowed} of its {self.nodes} nodes "
                 f"to be disrupted for {self.reason}")
+        if self.budget.defaulted:  # lead with it: the user never wrote this budget
+            text = (f"Karpenter's default disruption budget (nodes: {self.budget.nodes!r}; NodePool {self.pool!r} sets no "
+                    f"budgets) allows {self.allowed} of its {self.nodes} nodes to be disrupted for {self.reason}")
         if self.disrupting:
             text += f", and {self.disrupting} are already NotReady or deleting"
         if used:

@@ -125,8 +125,9 @@ def _consolidatable(c: Candidate) -> str | None:
     claim = c.node.claim
     if claim.consolidatable is False:
         since = f" at {claim.last_pod_event}" if claim.last_pod_event else ""
-        return (f"consolidateAfter ({c.spec.consolidate_after_text}) of NodePool {c.pool!r} has not passed since the "
-                f"node's last pod event{since} (its NodeClaim {claim.name} has no Consolidatable=True condition)")
+        # The condition decides (the controller may lag, or the snapshot be stale): lead with it.
+        return (f"its NodeClaim {claim.name} has no Consolidatable=True condition: Karpenter sets it once consolidateAfter "
+                f"({c.spec.consolidate_after_text}) of NodePool {c.pool!r} has passed since the node's last pod event{since}")
     return None
 
 

@@ -8,6 +8,12 @@ from ..scheduling.requirements import POD_OPERATORS, Requirement, Requirements
 from ..scheduling.taints import EFFECTS, TOLERATION_OPERATORS, Taint, Toleration
 
 
+def shown(value) -> str:
+    """The value as written, for a message: its type and its text, cut to a readable length."""
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
 class Ctx:
     """Where an object came from; every accessor takes the key path it is reading."""
 
@@ -22,32 +28,32 @@ class Ctx:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise self.error(path, f"expected a mapping, got {type(value).__name__}")
+            raise self.error(path, f"expected a mapping, got {shown(value)}")
         return value
 
     def sequence(self, value, path: str) -> list:
         if value is None:
             return []
         if not isinstance(value, list):
-            raise self.error(path, f"expected a list, got {type(value).__name__}")
+            raise self.error(path, f"expected a list, got {shown(value)}")
         return value
 
     def string(self, value, path: str, default: str = "") -> str:
         if value is None:
             return default
         if not isinstance(value, (str, int, float, bool)):
-            raise self.error(path, f"expected a string, got {type(value).__name__}")
+            raise self.error(path, f"expected a string, got {shown(value)}")
         return str(value)
 
     def integer(self, value, path: str, default: int | None = None) -> int | None:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise self.error(path, f"expected an integer, got {value!r}")
+            raise self.error(path, f"expected an integer, got {shown(value)}")
         try:
             return int(value)
         except ValueError:
-            raise self.error(path, f"expected an integer, got {value!r}") from None
+            raise self.error(path, f"expected an integer, got {shown(value)}") from None
 
     def quantity(self, value, path: str, ceiling: int = REQUEST_MAX_MILLI) -> int:
         """A non-negative quantity: the API server refuses negative requests, limits and capacities;

@@ -49,6 +49,7 @@ class Budget:
     reasons: tuple | None  # None: every reason
     schedule: str | None = None
     duration: str | None = None
+    defaulted: bool = field(default=False, compare=False)  # the CRD's default: the NodePool sets no budgets
 
 
 @dataclass
@@ -57,7 +58,7 @@ class PoolDisruption:
     policy: str = "WhenEmptyOrUnderutilized"
     consolidate_after: float | None = 0.0  # seconds; None is "Never"
     consolidate_after_text: str = "0s"
-    budgets: tuple = (Budget("10%", None),)
+    budgets: tuple = (Budget("10%", None, defaulted=True),)
     static: bool = False  # spec.replicas is set
 
 

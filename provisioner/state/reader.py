@@ -104,7 +104,7 @@ def load_pool_disruption(obj: dict, ctx: Ctx) -> PoolDisruption:
                 raise ctx.error(f"{path}.schedule", f"invalid cron {schedule!r}: {exc}") from None
             if go_duration(duration) is None:
                 raise ctx.error(f"{path}.duration", duration_error(duration, "10h or 30m"))
-        budgets.append(Budget(nodes, reasons, schedule, duration))
+        budgets.append(Budget(nodes, reasons, schedule, duration, defaulted=disruption.get("budgets") is None))
     return PoolDisruption(policy, after, after_text, tuple(budgets), spec.get("replicas") is not None)
 
 

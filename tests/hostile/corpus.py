@@ -135,6 +135,14 @@ CONFIG_CASES = [
      [TEAM, "nodePools[0].limits", "nvidia.com/gpu", "integer"]),
     ("gpu-largest-pod-fraction", {TEAM: team_text(largestPod={"cpu": "1", "nvidia.com/gpu": "500m"})},
      [TEAM, "nodePools[0].largestPod", "nvidia.com/gpu", "integer"]),
+    # Caught only by the render's CRD check, or a traceback, before every render checked them in the config.
+    ("owner-300kb", {TEAM: yaml.safe_dump({"name": "web", "owner": "x" * 300_000, "nodePools": [POOL]})},
+     [TEAM, "owner", "256 KiB"]),
+    ("odiglet-tolerations-int", {STACK: stack_text({**SETTINGS, "odigos": {"enabled": True, "mountMethod": "k8s-host-path",
+                                                                           "values": {"odiglet": {"tolerations": 5}}}})},
+     [STACK, "karpenter-platform:odigos", "values.odiglet.tolerations: expected a list"]),
+    ("environment-naming-no-stack", {TEAM: yaml.safe_dump({"nodePools": [POOL], "budget": {"tset": 1}})},
+     [TEAM, "budget.tset", "did you mean 'test'?"]),
 ]
 
 UTF16_BOM_TEAM = codecs.BOM_UTF16_LE + team_text().encode("utf-16-le")

@@ -40,6 +40,39 @@ def test_size_cap_threshold_is_configurable():
     assert len(messages("nodepool-size-capped", pools, config={"maxVcpu": 8})) == 1
 
 
+
+GPU_POOL = [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5", "g6", "p4d", "p5"]},
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}]
+ML_LARGEST_POD = {"karpenter-platform.io/largest-pod": '{"cpu": "32", "memory": "120Gi", "nvidia.com/gpu": "4"}'}
+
+
+def gpu_pool(requirements=GPU_POOL):
+    return nodepool("ml-training-gpu", "ml-training", requirements=requirements, annotations=ML_LARGEST_POD,
+                    taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
+                    limits={"cpu": "384", "memory": "3000Gi", "nvidia.com/gpu": "32"})
+
+
+def test_suggested_cap_still_holds_the_declared_largest_pod():
+    """stacks/teams/ml-training.yaml declares a 32-CPU, 4-GPU largest pod: `instance-cpu Lt 33` would
+    leave only 32-vCPU types (after kubelet reservations, under 32 CPUs), which
+    nodepool-fits-largest-pod refuses in staging and prod; the advice is the smallest cap that holds."""
+    [message] = messages("nodepool-size-capped", [gpu_pool(), nodeclass()])
+    assert "Lt 33" not in message
+    assert message.endswith("add karpenter.k8s.aws/instance-cpu Lt 49 (or any requirement on "
+                            "karpenter.k8s.aws/instance-cpu to opt out)")
+    capped = GPU_POOL + [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["49"]}]
+    for environment in ("dev", "staging", "prod"):
+        assert run("nodepool-fits-largest-pod", [gpu_pool(capped), nodeclass()], environment=environment) == []
+    too_small = GPU_POOL + [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["33"]}]
+    assert len(run("nodepool-fits-largest-pod", [gpu_pool(too_small), nodeclass()], environment="prod")) == 1
+
+
+def test_no_cap_within_max_vcpu_holds_the_largest_pod_says_so():
+    [message] = messages("nodepool-size-capped", [gpu_pool(), nodeclass()], config={"maxVcpu": 40})
+    assert "no cap up to 40 vCPU holds in every environment (karpenter.k8s.aws/instance-cpu Lt 33 would fail " \
+           "staging: nodepool-fits-largest-pod:" in message
+    assert "Lt 41" not in message
+
 # --- team-budget ---
 
 def _budgeted(name, budget, limits):

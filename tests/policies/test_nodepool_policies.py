@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from tests.policies.analyzer import UNKNOWN, messages, resource, run, urn_of
 from tests.policies.builders import nodeclass, nodepool, release
 
@@ -94,6 +96,15 @@ def test_has_instance_types_contradictory_requirements_fail():
 def test_has_instance_types_typo_in_family_fail():
     requirements = [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5x"]}]
     assert len(messages("nodepool-has-instance-types", [nodepool(requirements=requirements)])) == 1
+
+
+@pytest.mark.parametrize("key,value,hint", [
+    ("node.kubernetes.io/instance-type", "m5.larg", "'m5.larg' is not an instance type of the catalog; did you mean 'm5.large'?"),
+    ("karpenter.k8s.aws/instance-family", "m5x", "'m5x' is not an instance family of the catalog; did you mean 'm5'?"),
+])
+def test_unknown_instance_type_or_family_gets_did_you_mean(key, value, hint):
+    [message] = messages("nodepool-has-instance-types", [nodepool(requirements=[{"key": key, "operator": "In", "values": [value]}])])
+    assert message.endswith(f"({hint})")
 
 
 def test_has_instance_types_min_values_too_high_fail():

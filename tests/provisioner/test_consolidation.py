@@ -170,9 +170,32 @@ def test_node_without_consolidatable_condition_waits_for_consolidate_after():
     claim["status"]["lastPodEventTime"] = "2026-11-23T20:00:00Z"
     r = run(knode("e"), claim, pools=[pool(after="10m")])
     assert r.actions == []
-    assert why(r)["e"] == ("consolidateAfter (10m) of NodePool 'default' has not passed since the node's last pod "
-                           "event at 2026-11-23T20:00:00Z (its NodeClaim e-claim has no Consolidatable=True condition)")
+    assert why(r)["e"] == ("its NodeClaim e-claim has no Consolidatable=True condition: Karpenter sets it once "
+                           "consolidateAfter (10m) of NodePool 'default' has passed since the node's last pod event at "
+                           "2026-11-23T20:00:00Z")
     assert not any(a.startswith("consolidateAfter") for a in r.assumptions)
+
+
+def test_missing_consolidatable_condition_leads_before_an_old_pod_event():
+    """A last pod event 8 hours old with consolidateAfter 10m: what holds the node is the missing
+    condition (the controller has not set it), not the time; the message said the time first."""
+    from datetime import datetime, timezone
+
+    claim = nodeclaim("e-claim", "e", consolidatable=False)
+    claim["status"]["lastPodEventTime"] = "2026-11-23T20:00:00Z"
+    r = run(knode("e"), claim, pools=[pool(after="10m")], now=datetime(2026, 11, 24, 4, 0, tzinfo=timezone.utc))
+    assert why(r)["e"].startswith("its NodeClaim e-claim has no Consolidatable=True condition")
+
+
+def test_default_budget_is_named_when_it_holds_the_other_nodes_back():
+    """A NodePool without budgets gets the CRD's default {nodes: 10%} (pkg/apis/v1/nodepool.go):
+    with 3 empty nodes it allows 1; the others are held back by a budget the user never wrote."""
+    r = run(knode("e1"), knode("e2"), knode("e3"))
+    assert len(r.actions) == 1 and len(r.actions[0].nodes) == 1
+    blocked = why(r)
+    assert len(blocked) == 2
+    assert all(w.startswith("empty, but Karpenter's default disruption budget (nodes: '10%'; NodePool 'default' sets no "
+                            "budgets) allows 1 of its 3 nodes to be disrupted for Empty") for w in blocked.values())
 
 
 def test_static_nodepool_is_never_consolidated():

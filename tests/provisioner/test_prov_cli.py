@@ -129,3 +129,31 @@ def test_module_entry_point_runs_from_repo_root():
     proc = subprocess.run([sys.executable, "-m", "provisioner", "simulate", "-f", EXAMPLES, "-f", FIXTURES, "-o", "json"],
                           cwd=ROOT, capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and json.loads(proc.stdout)["summary"]["scheduled"] == 31
+
+
+def test_table_writes_each_usage_in_one_unit(tmp_path, capsys):
+    """A 3-core pod on a c6a.xlarge (3920m allocatable) read `3/3920m`; and 5Gi of 6584Mi `5Gi/6584Mi`."""
+    path = write(tmp_path, "a.yaml", nodepool(requirements=[("node.kubernetes.io/instance-type", "In", "c6a.xlarge")]),
+                 nodeclass(), pod("p", cpu="3", memory="5Gi"))
+    assert main(["simulate", "-f", path]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "c6a.xlarge" in line)
+    assert "3000m/3920m" in row and "5120Mi/6584Mi" in row
+
+
+def test_v1_nodeclass_with_ami_family_and_no_selector_is_told_the_matching_alias(tmp_path, capsys):
+    """karpenter.k8s.aws/v1 EC2NodeClass requires amiSelectorTerms (the CRD's `required`)."""
+    legacy = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
+              "spec": {"amiFamily": "AL2", "role": "nodes", "subnetSelectorTerms": [{"tags": {"a": "b"}}],
+                       "securityGroupSelectorTerms": [{"tags": {"a": "b"}}]}}
+    path = write(tmp_path, "a.yaml", nodepool(), legacy, pod("p", cpu="1"))
+    assert main(["simulate", "-f", path]) == 0
+    assert ("warning: EC2NodeClass default: spec.amiSelectorTerms is required in karpenter.k8s.aws/v1 (the API server "
+            "refuses this object); for amiFamily AL2 the matching alias is al2@<version>") in capsys.readouterr().err
+
+
+def test_type_errors_echo_the_value_written(tmp_path, capsys):
+    bad = nodepool()
+    bad["spec"]["template"]["spec"]["requirements"] = "amd64"
+    path = write(tmp_path, "a.yaml", bad, nodeclass())
+    assert main(["simulate", "-f", path]) == 2
+    assert "spec.template.spec.requirements: expected a list, got str 'amd64'" in capsys.readouterr().err
