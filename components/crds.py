@@ -31,7 +31,7 @@ import yaml
 
 from . import reference
 from .config.karpenter_rules import MAX_ANNOTATIONS_BYTES
-from .config.kube import check_label_key, check_label_value
+from kubefacts.labels import check_label_key, check_label_value
 
 
 _DNS_SUBDOMAIN = re2.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

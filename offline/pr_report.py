@@ -28,6 +28,7 @@ from provisioner import simulate
 from provisioner.disruption.drift import DriftReport, drift
 from provisioner.errors import InputError
 from provisioner.manifests import read_paths
+from kubefacts.errors import Refusal
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 FAIL_ON = ("drift", "policy")
@@ -36,7 +37,7 @@ MANDATORY = "mandatory"
 RENDERED = (0, 4)
 
 
-class ReportError(Exception):
+class ReportError(Refusal):
     """Bad input: one line for the user, exit 2."""
 
 

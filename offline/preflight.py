@@ -27,6 +27,7 @@ from components.config import load_platform
 from components.config.versions import expanded_violations
 
 from . import versioncli
+from kubefacts.errors import Refusal
 
 CRD_RELEASE = "karpenter-crd"
 CONTROLLER_RELEASE = "karpenter"
@@ -35,7 +36,7 @@ CHECKED_KINDS = ("karpenter.sh_nodepools", "karpenter.sh_nodeclaims", "karpenter
                  "karpenter.sh_nodeoverlays")
 
 
-class PreflightError(Exception):
+class PreflightError(Refusal):
     """The API server could not be read (connection, auth, an unexpected status)."""
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from .errors import InputError
-from .safeyaml import Limits, UnsafeInput, load_yaml_files
+from kubefacts.yamlread import Limits, UnsafeInput, load_yaml_files
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 # Manifests may be whole renders; config files use the default limits.
@@ -30,7 +30,7 @@ def manifest_limits(max_pods: int) -> Limits:
 
 
 def read_documents(path: str, limits: Limits = MANIFEST_LIMITS) -> tuple[list, list]:
-    """(documents, origins) of one YAML file, through the bounded loader (provisioner.safeyaml);
+    """(documents, origins) of one YAML file, through the bounded loader (kubefacts.yamlread);
     a refused or malformed file raises InputError naming file, line and key path."""
     try:
         documents = load_yaml_files(path, path, limits)

@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from json.encoder import encode_basestring_ascii
 
-from .quantity import format_quantity
+from kubefacts.quantity import format_quantity
 from .result import SimulationResult
 
 MAX_POD_NAMES = 4

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from components.config import ConfigError, load_platform
-from components.config.kube import check_label_value
+from kubefacts.labels import check_label_value
 from components.config.teams import Team
 from components.karpenter import feature_gates
 from components.nodeclasses import nodeclass_manifest

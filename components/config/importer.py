@@ -20,12 +20,12 @@ from typing import Sequence
 
 import yaml
 
-from provisioner.safeyaml import UnsafeInput, load_yaml_files  # the one bounded loader (size, depth, aliases, duplicate keys)
+from kubefacts.yamlread import UnsafeInput, load_yaml_files  # the one bounded loader (size, depth, aliases, duplicate keys)
 
 from .errors import ConfigIssue
 from .imports import Document, ImportResult, documents, import_documents
 from .roundtrip import roundtrip
-from .kube import check_dns_label
+from kubefacts.labels import check_dns_label
 from .loader import issue_from_unsafe
 
 EXIT_OK, EXIT_LOSSES, EXIT_INVALID = 0, 1, 2

@@ -11,6 +11,8 @@ from typing import Any, Iterable, Iterator
 
 from pydantic import ValidationError
 
+from kubefacts.labels import check_dns_label
+
 from .errors import ConfigIssue, format_path, issues_from_validation
 from .nodeclasses import ROOT_DEVICE, NodeClass
 from .teams import Team
@@ -307,8 +309,6 @@ def _split(path: str) -> tuple[Any, ...]:
 
 
 def _dns_label(name: str) -> bool:
-    from .kube import check_dns_label
-
     try:
         check_dns_label(name)
     except ValueError:

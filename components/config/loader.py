@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from provisioner.safeyaml import UnsafeInput, load_yaml_file
+from kubefacts.yamlread import UnsafeInput, load_yaml_file
 
 from .errors import ConfigError, ConfigIssue, format_path, issues_from_validation
-from .kube import check_dns_label
+from kubefacts.labels import check_dns_label
 from .odigos import odigos_cross_checks
 from .presets import deep_merge, expand_presets
 from .stack import PROJECT, PlatformConfig, StackSettings
@@ -29,7 +29,7 @@ SECRET_KEYS = {f"{NAMESPACE}odigosOnPremToken"}
 
 
 def load_yaml(path: Path, display: str) -> Any:
-    """A YAML file's content through the one bounded loader (provisioner.safeyaml: size, encoding,
+    """A YAML file's content through the one bounded loader (kubefacts.yamlread: size, encoding,
     depth, aliases, duplicate and non-string keys); any refusal is a ConfigError naming the file,
     line, column and key path."""
     try:

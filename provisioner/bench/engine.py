@@ -21,7 +21,7 @@ import time
 
 import yaml
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..scheduling.scheduler import Scheduler
 from . import synthetic
 

@@ -91,7 +91,7 @@ def allow_lists(name: str, exhaustive: int = 3, draws: int = 0, seed: int = 7, o
     from ..api import resolve_catalog
     from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
     from ..cost.tune import _Search, requirement_dict
-    from .. import labels as L
+    from kubefacts import labels as L
 
     inputs = load_objects(REALISTIC[name]("preset"))
     search = _Search(inputs, resolve_catalog(None), DEFAULT_REGION, DEFAULT_ZONES, DEFAULT_SPOT_DISCOUNT)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .. import labels as L
+from kubefacts import labels as L
 from .pdb import Limits, do_not_disrupt, is_active, is_reschedulable, owned_by_daemonset
 from .snapshot import DO_NOT_DISRUPT, POD_DELETION_COST, NodeInfo, PodInfo, PoolDisruption, Snapshot
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..api import nodepool_instance_types, resolve_catalog
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
 from .budgets import REASON_EMPTY, REASON_UNDERUTILIZED, budget_mapping

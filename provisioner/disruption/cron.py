@@ -4,6 +4,7 @@ its `duration`."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from kubefacts.errors import Refusal
 
 _MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
 _DAYS = {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}
@@ -12,8 +13,8 @@ _DESCRIPTORS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0
 _BOUNDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}), (1, 12, _MONTHS), (0, 6, _DAYS))
 
 
-class CronError(ValueError):
-    pass
+class CronError(Refusal, ValueError):
+    """A schedule robfig/cron's ParseStandard refuses."""
 
 
 def _value(text: str, names: dict) -> int:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
-from ..labels import NORMALIZED_LABELS
+from kubefacts.duration import go_seconds_or_none
+from kubefacts.labels import NORMALIZED_LABELS
 from .node_requirements import Requirements, requirement_set
 
 NODEPOOL_API = "karpenter.sh/v1"
@@ -41,8 +42,6 @@ DURATION_FIELDS = frozenset({"expireAfter", "terminationGracePeriod"})
 AMI_FAMILIES = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket", "windows2019": "Windows2019",
                 "windows2022": "Windows2022", "windows2025": "Windows2025"}
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte")
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 
 
 @dataclass
@@ -98,9 +97,10 @@ def parse_duration(text: Any, path: str, where: str | None, obj: str) -> float |
     """Seconds of a Go duration ("1h30m"); None for "Never" (a nil duration, which the hash skips)."""
     if text == "Never":
         return None
-    if not isinstance(text, str) or not re.fullmatch(r"(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+", text):
+    seconds = go_seconds_or_none(text)
+    if seconds is None:
         raise InputError(f"{text!r} is not a duration (e.g. 720h, 90m or Never)", origin=where, obj=obj, path=path)
-    return sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION.findall(text))
+    return seconds
 
 
 def canonical(value: Any, name: str = "", free_form: bool = False) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..api import plan_pools
 from ..models import Inputs, Pod
 from ..scheduling.requirements import Requirement, Requirements

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from .. import labels as L
+from kubefacts import labels as L
+from kubefacts.duration import go_seconds_or_none
 from ..loader import documents, load_objects
 from ..loader.fields import Ctx
 from ..loader.pods import label_selector
@@ -25,19 +26,6 @@ DISRUPTED_TAINT_KEY = "karpenter.sh/disrupted"
 POLICIES = ("WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced")
 REASONS = ("Underutilized", "Empty", "Drifted")
 _CONTROLLERS = {"Deployment", "ReplicaSet", "StatefulSet", "Job"}
-_DURATION = re.compile(r"^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$")
-_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def go_duration(text: str) -> float | None:
-    """Seconds of a Go duration string ("1h30m", "90s"), or None when it is not one."""
-    if text in ("0",):
-        return 0.0
-    if not _DURATION.match(text):
-        return None
-    return sum(float(n) * _GO_UNITS[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)", text))
-
-
 @dataclass(frozen=True)
 class Budget:
     nodes: str  # "10%" or "3"
@@ -161,7 +149,7 @@ def load_pool_disruption(obj: dict, ctx: Ctx) -> PoolDisruption:
     if policy not in POLICIES:
         raise ctx.error("spec.disruption.consolidationPolicy", f"unknown policy {policy!r} (expected one of {', '.join(POLICIES)})")
     after_text = ctx.string(disruption.get("consolidateAfter"), "spec.disruption.consolidateAfter", "0s")
-    after = None if after_text == "Never" else go_duration(after_text)
+    after = None if after_text == "Never" else go_seconds_or_none(after_text)
     if after is None and after_text != "Never":
         raise ctx.error("spec.disruption.consolidateAfter", f"invalid duration {after_text!r} (expected e.g. 30s, 5m, 1h or Never)")
     budgets = []
@@ -189,7 +177,7 @@ def load_pool_disruption(obj: dict, ctx: Ctx) -> PoolDisruption:
                 Schedule(schedule)
             except CronError as exc:
                 raise ctx.error(f"{path}.schedule", f"invalid cron {schedule!r}: {exc}") from None
-            if go_duration(duration) is None:
+            if go_seconds_or_none(duration) is None:
                 raise ctx.error(f"{path}.duration", f"invalid duration {duration!r} (expected e.g. 10h or 30m)")
         budgets.append(Budget(nodes, reasons, schedule, duration))
     return PoolDisruption(policy, after, after_text, tuple(budgets), spec.get("replicas") is not None)

@@ -10,9 +10,9 @@ placement would put on the same target), which yields the same plan as one-by-on
 """
 from __future__ import annotations
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..memo import remember
-from ..quantity import format_quantity
+from kubefacts.quantity import format_quantity
 from .daemons import overhead_for_node
 from .gcpause import gc_paused
 from .inflight import InflightClaims

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..models import ExistingNode, NodeClaimObject
 from ..scheduling.taints import Taint
 

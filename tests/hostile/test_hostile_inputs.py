@@ -166,7 +166,7 @@ def test_policy_config_that_is_not_json_is_exit_2(tmp_path, capsys):
 
 
 def test_shipped_stack_files_still_load_through_the_bounded_loader():
-    from provisioner.safeyaml import load_yaml_file
+    from kubefacts.yamlread import load_yaml_file
 
     for path in sorted((PROJECT_DIR / "stacks").rglob("*.yaml")):
         assert isinstance(load_yaml_file(path), dict), path

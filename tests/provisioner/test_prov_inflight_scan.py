@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from provisioner import labels as L
+from kubefacts import labels as L
 from provisioner.bench import synthetic
 from provisioner.models import NodeClassRef, NodePool
-from provisioner.quantity import parse
+from kubefacts.quantity import milli as parse
 from provisioner.scheduling import inflight
 from provisioner.scheduling.instance_selection import Template
 from provisioner.scheduling.scheduler import Scheduler

@@ -102,7 +102,9 @@ def test_image_pins_cover_every_runtime_dependency():
 
 def _copy_package(destination: Path) -> Path:
     # A copy, because an in-tree setuptools build writes build/ and *.egg-info next to the sources.
+    # The kernel sits beside it, as in the image's build context (pyproject maps ../kubefacts).
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist")
+    shutil.copytree(PROJECT_DIR / "kubefacts", destination / "kubefacts", ignore=ignore)
     return Path(shutil.copytree(PACKAGE_DIR, destination / "src", ignore=ignore))
 
 

@@ -1,5 +1,5 @@
 """A list over the item limit, refused before anything is built (called by
-provisioner.safeyaml.load_documents before either of its readers).
+kubefacts.yamlread.load_documents before either of its readers).
 
 Every event those readers see costs Python about a microsecond: a List of 100,001 pods is 3.1
 million events, seconds and hundreds of MiB built before its refusal. A block list's items are
@@ -39,7 +39,7 @@ from collections import Counter
 
 import yaml
 
-from .safeyaml import Limits, UnsafeInput, walk_events
+from .yamlwalk import Limits, UnsafeInput, walk_events
 
 try:
     from yaml._yaml import CParser as _RawParser  # raw_parse(): libyaml's events counted in C

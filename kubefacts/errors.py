@@ -1,0 +1,46 @@
+"""One located-error type: where a value was read (file, line, column, key path) and what is wrong.
+
+Every tool's bad-input error derives from it (the config's ConfigError, the provisioner's
+InputError, the YAML reader's UnsafeInput, the policy check's InputError, ...), so a caller can
+catch and print any of them alike; each subclass keeps the wording its tool always printed.
+"""
+from __future__ import annotations
+
+
+class LocatedError(Exception):
+    """Bad input, located. Every field but `message` may be unknown (None)."""
+
+    def __init__(self, file: str | None, line: int | None, column: int | None, key_path: str | None,
+                 message: str, obj: str | None = None):
+        self.file = file
+        self.line = line
+        self.column = column
+        self.key_path = key_path
+        self.message = message
+        self.obj = obj
+        super().__init__(self.render())
+
+    @property
+    def where(self) -> str | None:
+        """`file`, `file:line` or `file:line:column`, as compilers print it."""
+        if not self.file:
+            return None
+        if self.line is None:
+            return self.file
+        return f"{self.file}:{self.line}" if self.column is None else f"{self.file}:{self.line}:{self.column}"
+
+    def render(self) -> str:
+        """`file:line:column: object: key.path: message`, leaving out what is unknown."""
+        return ": ".join(p for p in (self.where, self.obj, self.key_path, self.message) if p)
+
+
+class Refusal(LocatedError):
+    """A located error raised with its message first, as `raise CronError("...")`; file and key
+    path, when known, follow as keywords."""
+
+    def __init__(self, message: str = "", *, file: str | None = None, line: int | None = None,
+                 column: int | None = None, key_path: str | None = None, obj: str | None = None):
+        super().__init__(file, line, column, key_path, str(message), obj)
+
+
+__all__ = ["LocatedError", "Refusal"]
