@@ -12,12 +12,8 @@ class LocatedError(Exception):
 
     def __init__(self, file: str | None, line: int | None, column: int | None, key_path: str | None,
                  message: str, obj: str | None = None):
-        self.file = file
-        self.line = line
-        self.column = column
-        self.key_path = key_path
-        self.message = message
-        self.obj = obj
+        self.file, self.line, self.column = file, line, column
+        self.key_path, self.message, self.obj = key_path, message, obj
         super().__init__(self.render())
 
     @property

@@ -188,10 +188,7 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
     if loader.yaml_path_resolvers:  # pragma: no cover - SafeLoader has none
         return None
     try:
-        while True:
-            event = loader.get_event()
-            if event is None:
-                break
+        for event in iter(loader.get_event, None):  # the C parser's events, until the stream ends
             kind = type(event)
             if kind is scalar_t:
                 if event.tag is not None:

@@ -110,10 +110,7 @@ def walk_events(text: str, display: str, limits: Limits, find_list: tuple[int, i
         return UnsafeInput(message, origin=display, line=mark.line + 1, column=mark.column + 1, path=_path(stack))
 
     try:
-        while True:
-            event = loader.get_event()
-            if event is None:
-                break
+        for event in iter(loader.get_event, None):  # the C parser's events, until the stream ends
             kind = type(event)
             if kind is scalar_t or kind is alias_t or kind in starts:
                 tag = getattr(event, "tag", None)
