@@ -24,10 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from provisioner import simulate
-from provisioner.disruption.drift import DriftReport, drift
-from provisioner.errors import InputError
-from provisioner.manifests import read_paths
+from provisioner import DriftReport, InputError, drift, read_paths, simulate
 from kubefacts.errors import Refusal
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2

@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 from components import crds as crd_checks
 from components import reference
-from components.config import load_platform
-from components.config.versions import expanded_violations
+from components.platform import load_platform
+from components.versions import expanded_violations
 
 from . import versioncli
 from kubefacts.errors import Refusal

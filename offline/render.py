@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from components.config import ConfigError, build_platform, read_stack_files
+from components.config import ConfigError, read_stack_files
+from components.platform import build_platform
 from components.config.loader import RawStack
 
 from .cost import cost_report, summary_line

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from components.config import ConfigError, load_platform
+from components.config import ConfigError
+from components.platform import load_platform
 from kubefacts.labels import check_label_value
 from components.config.teams import Team
 from components.karpenter import feature_gates

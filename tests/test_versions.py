@@ -8,8 +8,9 @@ import pytest
 import yaml
 
 from components import iam, reference
-from components.config import ConfigError, load_platform
-from components.config.versions import config_path, manifest_gaps, version_issues, violations
+from components.config import ConfigError
+from components.platform import load_platform
+from components.versions import config_path, manifest_gaps, version_issues, violations
 from components.karpenter import controller_chart_values
 from components.nodeclasses import nodeclass_manifest
 from components.nodepools import nodepool_manifests
@@ -225,7 +226,7 @@ def test_a_clone_without_shared_renders_and_checks_its_custom_resources(tmp_path
     import sys
 
     clone = tmp_path / "clone"
-    for name in ("components", "offline", "provisioner", "stacks"):
+    for name in ("components", "kubefacts", "offline", "provisioner", "stacks"):
         shutil.copytree(PROJECT_DIR / name, clone / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(PROJECT_DIR / name, clone / name)

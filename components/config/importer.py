@@ -24,7 +24,7 @@ from kubefacts.yamlread import UnsafeInput, load_yaml_files  # the one bounded l
 
 from .errors import ConfigIssue
 from .imports import Document, ImportResult, documents, import_documents
-from .roundtrip import roundtrip
+from components.roundtrip import roundtrip
 from kubefacts.labels import check_dns_label
 from .loader import issue_from_unsafe
 

@@ -1,7 +1,7 @@
 """The importer's core: Karpenter NodePool and EC2NodeClass objects (karpenter.sh/v1,
 karpenter.k8s.aws/v1) turned into a team file and a `nodeClasses` mapping, with what changed, what
 could not be carried over, and every refusal named by file and key path. No files, no printing:
-`components/config/importer.py` is the shell, `components/config/roundtrip.py` the check."""
+`components/config/importer.py` is the shell, `components/roundtrip.py` the check."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class ImportResult:
     changes: list[str] = field(default_factory=list)
     """What the platform writes differently (its additions, renames, explicit defaults)."""
     losses: list[str] = field(default_factory=list)
-    """What could not be carried over (components.config.roundtrip finds it)."""
+    """What could not be carried over (components.roundtrip finds it)."""
     notes: list[str] = field(default_factory=list)
     """Outside the specs: skipped objects, object metadata the platform sets itself."""
     errors: list[ConfigIssue] = field(default_factory=list)

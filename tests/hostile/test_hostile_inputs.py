@@ -48,7 +48,7 @@ def test_hostile_config_is_exit_2_naming_file_and_key_with_nothing_rendered(tmp_
 
 
 def test_utf16_with_bom_is_read_as_text(tmp_path):
-    from components.config import load_platform
+    from components.platform import load_platform
 
     project, _ = _project(tmp_path, {TEAM: UTF16_BOM_TEAM})
     assert [p.name for p in load_platform(project, "test").teams[0].node_pools] == ["pool"]
