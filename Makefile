@@ -29,7 +29,7 @@ simulate: render
 	$(PY) -m provisioner simulate -f build/$(STACK)/manifests -f examples/workloads
 
 bench: $(STAMP)
-	$(PY) -m provisioner.bench
+	$(PY) -m bench
 
 # Pull-request report: the stack at BASE (a temporary git worktree) against the working tree, as
 # Markdown: resource changes, drift (node counts with SNAPSHOT=), plan price of WORKLOADS=, policy
@@ -47,12 +47,12 @@ MUTATE ?= provisioner.scheduling.requirements provisioner.scheduling.topology co
 CR_MODULES ?= components/config/nodepools.py components/config/nodeclasses.py
 mutation: $(STAMP)
 	for module in $(MUTATE); do $(VENV)/bin/mutmut run "$$module.*" || exit $$?; done
-	$(PY) -m tests.mutation_report
-	$(PY) -m tests.cosmic_ray_session run $(if $(CR_SAMPLE),--sample $(CR_SAMPLE)) $(CR_MODULES)
+	$(PY) -m tools.mutation_report
+	$(PY) -m tools.cosmic_ray_session run $(if $(CR_SAMPLE),--sample $(CR_SAMPLE)) $(CR_MODULES)
 
 # Worst time and memory per hostile input (tests/hostile/corpus.py); figures in BENCHMARKS.md.
 hostile-bench: $(STAMP)
-	$(PY) -m tests.hostile.bench
+	$(PY) -m tools.hostile_bench
 
 # The configuration reference is generated from the config models' docstrings.
 docs: $(STAMP)

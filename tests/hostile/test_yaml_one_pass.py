@@ -6,7 +6,7 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from provisioner.bench.engine import benchmark_shape_objects
+from bench.engine import benchmark_shape_objects
 from kubefacts.yamlread import (DEFAULT_LIMITS, Limits, UnsafeInput, _ListTooLong, _load_checked, _load_plain,
                                   load_documents)
 

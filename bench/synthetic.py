@@ -12,10 +12,10 @@ import json
 import random
 
 from kubefacts import labels as L
-from ..models import LabelSelector, NodeClassRef, NodePool, Offering, InstanceType, Pod, PodAffinityTerm, PodSpec, \
+from provisioner.models import LabelSelector, NodeClassRef, NodePool, Offering, InstanceType, Pod, PodAffinityTerm, PodSpec, \
     TopologySpreadConstraint
 from kubefacts.quantity import gib, mib, milli
-from ..scheduling.requirements import Requirement, Requirements
+from provisioner.scheduling.requirements import Requirement, Requirements
 
 CPUS = ("100m", "250m", "500m", "1000m", "1500m")
 MEMORIES = ("100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi")
