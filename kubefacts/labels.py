@@ -20,7 +20,7 @@ Sources (kubernetes-sigs/karpenter and aws/karpenter-provider-aws at each releas
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import re2  # Go RE2 semantics, as the API server's patterns: `$` never matches before a final "\n"
 

@@ -33,6 +33,7 @@ commas (quotes ignored: a bracket or comma in a quoted value nominates wrongly, 
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import re
 from collections import Counter
@@ -279,7 +280,7 @@ def _prove(text: str, display: str, limits: Limits, items: list[int], start: int
     if text.isascii():  # the same offsets, and libyaml reads bytes without an encoding step
         source = text.encode()
     try:
-        for begin, end in zip(items, items[1:]):
+        for begin, end in itertools.pairwise(items):
             document = alone(source[begin:end])
             if document is None:
                 return

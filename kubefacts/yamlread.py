@@ -28,13 +28,14 @@ from __future__ import annotations
 import codecs
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
 from .yamllists import refuse_long_list
-from .yamlwalk import DEFAULT_LIMITS, MiB, Limits, UnsafeInput, _Parser, check_events, walk_events
+from .yamlwalk import DEFAULT_LIMITS, Limits, MiB, UnsafeInput, _Parser, check_events, walk_events
 
 
 @dataclass(frozen=True)
@@ -279,7 +280,7 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
                 top[0].append(value)
     except _ListTooLong:
         raise
-    except Exception:  # noqa: BLE001 - any problem is reported by the checked path
+    except Exception:
         return None
     finally:
         loader.dispose()
@@ -295,7 +296,7 @@ class _ListTooLong(Exception):
 def _plain_path(stack: list[list]) -> str:
     """The key path of the one-pass reader's open collections, as `_path` writes check_events'."""
     out = ""
-    for container, mapping, key, children, _size, _anchor in stack:
+    for _container, mapping, key, children, _size, _anchor in stack:
         if mapping:
             if key is not _UNSET:
                 out += f".{key}" if out else str(key)

@@ -60,7 +60,7 @@ _ALLOWED_TAGS = {None, "!", "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "t
 
 
 class _Frame:
-    __slots__ = ("mapping", "index", "key", "expect_key", "size", "anchor")
+    __slots__ = ("anchor", "expect_key", "index", "key", "mapping", "size")
 
     def __init__(self, mapping: bool, anchor: str | None):
         self.mapping = mapping
