@@ -139,7 +139,7 @@ KNOWN_VALUES: Mapping[str, frozenset[str]] = {
 
 
 def _release(release: str | None) -> str:
-    return release if release in WELL_KNOWN_BY_RELEASE else DEFAULT_RELEASE
+    return release if release is not None and release in WELL_KNOWN_BY_RELEASE else DEFAULT_RELEASE
 
 
 def well_known(release: str | None = None) -> frozenset[str]:
