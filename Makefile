@@ -4,6 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STACK  ?= dev
 STAMP  := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 
 # GNU make exits 2 whenever a recipe fails, whatever the command's own exit code (3 a mandatory
 # policy, 4 a CRD check, 1 a pr-report gate...). `run` keeps make's command echo off stdout (so
@@ -11,24 +12,36 @@ STAMP  := $(VENV)/.installed
 # CI gate that needs the code itself runs the command (README, "Exit codes through make").
 run = @$(1) || { code=$$?; echo "make $@: $(strip $(1)) exited $$code (make itself exits 2 on any failure)" >&2; exit $$code; }
 
-.PHONY: install render test simulate tune bench docs preview up destroy clean pr-report reference upgrade-plan preflight import \
-        mutation hostile-bench
+.PHONY: install install-dev render test lint simulate tune bench docs preview up destroy clean pr-report reference \
+        upgrade-plan preflight import mutation hostile-bench
 
-# Re-install only when the pinned dependency lists change.
-$(STAMP): requirements.txt provisioner/pyproject.toml
+# Re-install only when the pinned dependency lists change. The runtime (render, pulumi up) needs
+# requirements.txt only; tests, linters and benchmarks add requirements-dev.txt.
+$(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install --quiet --upgrade pip >&2
 	@$(PY) -m pip install --quiet -r requirements.txt >&2
 	@touch $(STAMP)
 
+$(DEV_STAMP): $(STAMP) requirements-dev.txt provisioner/pyproject.toml
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $(DEV_STAMP)
+
 install: $(STAMP)
+
+install-dev: $(DEV_STAMP)
 
 # Offline render: the real __main__.py under the SDK's mock monitor, then the policy pack over it.
 render: $(STAMP)
 	$(call run,$(PY) -m offline.render $(STACK))
 	$(call run,$(PY) -m policies.check build/$(STACK))
 
-test: $(STAMP)
+# The layers (.importlinter), ruff (ruff.toml) and mypy (mypy.ini): CI fails when a layer is crossed.
+lint: $(DEV_STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+
+test: lint
 	$(PY) -m pytest -q
 
 simulate: render
@@ -39,8 +52,8 @@ simulate: render
 tune: render
 	$(call run,$(PY) -m offline.tune -f build/$(STACK)/manifests -f $(or $(WORKLOADS),examples/workloads))
 
-bench: $(STAMP)
-	$(PY) -m provisioner.bench
+bench: $(DEV_STAMP)
+	$(PY) -m bench
 
 # Pull-request report: the stack at BASE (a temporary git worktree) against the working tree, as
 # Markdown: resource changes, drift (node counts with SNAPSHOT=), plan price of WORKLOADS=, policy
@@ -56,14 +69,14 @@ pr-report: $(STAMP)
 MUTATE ?= provisioner.scheduling.requirements provisioner.scheduling.topology components.config.nodepools \
           components.config.nodeclasses components.nodepools components.nodeclasses
 CR_MODULES ?= components/config/nodepools.py components/config/nodeclasses.py
-mutation: $(STAMP)
+mutation: $(DEV_STAMP)
 	for module in $(MUTATE); do $(VENV)/bin/mutmut run "$$module.*" || exit $$?; done
-	$(PY) -m tests.mutation_report
-	$(PY) -m tests.cosmic_ray_session run $(if $(CR_SAMPLE),--sample $(CR_SAMPLE)) $(CR_MODULES)
+	$(PY) -m tools.mutation_report
+	$(PY) -m tools.cosmic_ray_session run $(if $(CR_SAMPLE),--sample $(CR_SAMPLE)) $(CR_MODULES)
 
 # Worst time and memory per hostile input (tests/hostile/corpus.py); figures in BENCHMARKS.md.
-hostile-bench: $(STAMP)
-	$(PY) -m tests.hostile.bench
+hostile-bench: $(DEV_STAMP)
+	$(PY) -m tools.hostile_bench
 
 # The configuration reference is generated from the config models' docstrings.
 docs: $(STAMP)
@@ -100,4 +113,4 @@ preflight: $(STAMP)
 # Import existing NodePools/EC2NodeClasses: writes stacks/teams/$(TEAM).yaml and stacks/nodeclasses.yaml.
 import: $(STAMP)
 	@test -n "$(FROM)" -a -n "$(TEAM)" || { echo "usage: make import FROM=<file-or-folder> TEAM=<team>"; exit 2; }
-	$(call run,$(PY) -m components.config.importer --team $(TEAM) --out stacks $(FROM))
+	$(call run,$(PY) -m offline.importer --team $(TEAM) --out stacks $(FROM))

@@ -9,7 +9,7 @@ import pulumi
 
 from components.aws import KarpenterAws
 from components.cluster import ExistingCluster
-from components.config import load_from_pulumi
+from components.platform import load_from_pulumi
 from components.karpenter import Karpenter
 from components.kubernetes import cluster_provider
 from components.nodeclasses import NodeClasses

@@ -4,7 +4,7 @@ version's `openAPIV3Schema` (with jsonschema) and its CEL `x-kubernetes-validati
 
 The CRDs are the pinned release's, from the project's generated data (components/reference/:
 served schemas and CEL rules of `make reference`), so this runs wherever the program runs: the
-config loader checks what the stack would apply (components/config/versions.py), the offline
+config loader checks what the stack would apply (components/versions.py), the offline
 render re-checks the rendered objects. Tests also point it at the upstream YAML files.
 
 Where we deliberately differ from the API server (all stricter, none looser):
@@ -31,7 +31,7 @@ import yaml
 
 from . import reference
 from .config.karpenter_rules import MAX_ANNOTATIONS_BYTES
-from .config.kube import check_label_key, check_label_value
+from kubefacts.labels import check_label_key, check_label_value
 
 
 _DNS_SUBDOMAIN = re2.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

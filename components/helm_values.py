@@ -4,7 +4,7 @@ The karpenter charts ship no values schema, so helm ignores a misspelt key silen
 `settings.featureGate.nodeOverlay` would leave NodeOverlay off with no error). The karpenter
 charts' defaults are the pinned release's, from the project's generated data
 (components/reference/), so the check runs wherever the program runs (a key the pinned release
-lacks is refused when the config is loaded, components/config/versions.py). The Odigos schema
+lacks is refused when the config is loaded, components/versions.py). The Odigos schema
 is upstream data in `../shared/reference/`, checked in tests and the offline render.
 """
 

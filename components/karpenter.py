@@ -45,7 +45,7 @@ def controller_chart_values(
     controller_role_arn: pulumi.Input[str],
 ) -> dict[str, Any]:
     """Values of the `karpenter` chart; every key exists in the pinned release's chart defaults (checked
-    when the config is loaded, components/config/versions.py).
+    when the config is loaded, components/versions.py).
     Outputs sit at the leaves only, so everything else is known at preview (policies read it)."""
     karpenter = config.settings.karpenter
     settings: dict[str, Any] = {"clusterName": cluster_name, "clusterEndpoint": cluster_endpoint}

@@ -24,10 +24,14 @@ from .config import PlatformConfig
 from .config.provisioner import ProvisionerConfig
 from .naming import IAM_ROLE_NAME_MAX, scoped
 
-PROVISIONER_DIR = Path(__file__).resolve().parents[1] / "provisioner"
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+PROVISIONER_DIR = PROJECT_DIR / "provisioner"
+# The folders the image is built from: the provisioner package and the kernel it imports.
+IMAGE_SOURCES = (PROJECT_DIR / "kubefacts", PROVISIONER_DIR)
 # Relative to the project folder (where Pulumi runs): an absolute path would put the checkout's
-# location into the state and show a diff on every other machine.
-CONTEXT = "provisioner"
+# location into the state and show a diff on every other machine. The context is the project
+# root, narrowed to IMAGE_SOURCES by provisioner/Dockerfile.dockerignore.
+CONTEXT = "."
 DOCKERFILE = "provisioner/Dockerfile"
 # Left out of the content hash, and (test-enforced) out of the build context by .dockerignore.
 HASH_EXCLUDED_DIRS = ("__pycache__", "build", "dist", ".pytest_cache")
@@ -58,13 +62,16 @@ def content_files(root: Path) -> list[Path]:
     return files
 
 
-def content_hash(root: Path) -> str:
+def content_hash(*roots: Path) -> str:
     """sha256 over each file's relative path and content: the same sources give the same hash
-    on every machine (no timestamps, modes or absolute paths involved)."""
+    on every machine (no timestamps, modes or absolute paths involved). With several folders,
+    each path is prefixed with its folder's name."""
     digest = hashlib.sha256()
-    for path in content_files(root):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for root in roots:
+        prefix = f"{root.name}/" if len(roots) > 1 else ""
+        for path in content_files(root):
+            digest.update((prefix + path.relative_to(root).as_posix()).encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
 
 
@@ -319,7 +326,7 @@ class Provisioner(pulumi.ComponentResource):
         # An ECR token is valid for the registry of the region it was asked in.
         token = aws.ecr.get_authorization_token_output(registry_id=repository.registry_id, region=self._cluster.region,
                                                        opts=pulumi.InvokeOptions(parent=self))
-        tag = image_tag(content_hash(PROVISIONER_DIR), settings.platforms)
+        tag = image_tag(content_hash(*IMAGE_SOURCES), settings.platforms)
         image = docker_build.Image(
             f"{name}-image",
             context=docker_build.BuildContextArgs(location=CONTEXT),

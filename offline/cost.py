@@ -9,7 +9,7 @@ from components.config.teams import BUDGET_ANNOTATION
 
 
 def cost_report(manifests: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    from provisioner.cost.ceiling import pool_ceilings, team_totals
+    from provisioner import pool_ceilings, team_totals  # the scheduler and numpy: only when costs are asked
 
     objects = [dict(m) for m in manifests if m.get("kind") in ("NodePool", "EC2NodeClass")]
     ceilings = pool_ceilings(objects)

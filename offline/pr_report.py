@@ -25,10 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from provisioner import simulate
-from provisioner.disruption.drift import DriftReport, drift
-from provisioner.errors import InputError, shown
-from provisioner.manifests import read_paths
+from kubefacts.errors import Refusal, shown
+from provisioner import DriftReport, InputError, drift, read_paths, simulate
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 FAIL_ON = ("drift", "policy")
@@ -37,7 +35,7 @@ MANDATORY = "mandatory"
 RENDERED = (0, 4)
 
 
-class ReportError(Exception):
+class ReportError(Refusal):
     """Bad input: one line for the user, exit 2."""
 
 

@@ -23,11 +23,12 @@ from typing import Any, Protocol
 
 from components import crds as crd_checks
 from components import reference
-from components.config import load_platform
-from components.config.versions import expanded_violations
-from provisioner.controller.kube import NoKubeconfig, api_client_from_environment
+from components.platform import load_platform
+from components.versions import expanded_violations
+from provisioner import NoKubeconfig, api_client_from_environment
 
 from . import versioncli
+from kubefacts.errors import Refusal
 
 CRD_RELEASE = "karpenter-crd"
 CONTROLLER_RELEASE = "karpenter"
@@ -36,7 +37,7 @@ CHECKED_KINDS = ("karpenter.sh_nodepools", "karpenter.sh_nodeclaims", "karpenter
                  "karpenter.sh_nodeoverlays")
 
 
-class PreflightError(Exception):
+class PreflightError(Refusal):
     """The API server could not be read (connection, auth, an unexpected status)."""
 
 

@@ -33,10 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from components.config import ConfigError, build_platform, read_stack_files
+from components.config import ConfigError, read_stack_files
+from components.platform import build_platform
 from components.config.loader import RawStack
-from provisioner.errors import shown
-from provisioner.safeyaml import file_kind
+from kubefacts.errors import shown
+from kubefacts.yamlread import file_kind
 
 from .cost import cost_report, summary_line
 

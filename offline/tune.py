@@ -16,10 +16,7 @@ import sys
 from typing import Any, Callable
 
 from policies.advice import refusals, resources_from_objects
-from provisioner.cli import EXIT_INVALID_INPUT, build_parser
-from provisioner.cost.tune import replace_requirements
-from provisioner.errors import InputError
-from provisioner.manifests import read_paths
+from provisioner import EXIT_INVALID_INPUT, InputError, build_parser, read_paths, replace_requirements
 
 
 def policy_accept(objects: list[Any]) -> Callable[[str, list[dict]], bool]:

@@ -4,7 +4,7 @@ release a stack pins and VERSION, and the steps to get there.
 Figures come from the project's per-release data (components/reference/, generated from the
 upstream files by `make reference`): controller IAM actions, karpenter chart value keys and
 defaults, CRDs, served schema fields and enum values; `config.invalid` is the stack's config the
-target refuses (the version gate, components/config/versions.py). The steps follow the upstream
+target refuses (the version gate, components/versions.py). The steps follow the upstream
 upgrade guide (website/content/en/docs/upgrading/upgrade-guide.md in aws/karpenter-provider-aws):
 IAM before the controller, CRDs (the karpenter-crd chart) before the controller, the live
 cluster's CRD storedVersions checked first. A plan to an older release lists what it removes
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from components import iam, reference
-from components.config import load_platform
-from components.config.versions import version_issues
+from components.platform import load_platform
+from components.versions import version_issues
 
 from . import versioncli
 

@@ -7,7 +7,8 @@ provisioner package (issue #6), so the pack and `make simulate` agree.
   (Karpenter's validation and requirement semantics);
 - instance types per EC2NodeClass come from `Catalog.instance_types` (Karpenter's labels,
   capacity, kube-reserved, system-reserved and eviction thresholds);
-- a pool's candidate types are those `provisioner.scheduling.instance_selection.Template` keeps
+- a pool's candidate types are those the scheduler's Template keeps (`provisioner.pool_instance_types`,
+  the package's public API)
   (requirements compatible, an offering in an allowed zone and capacity type), as the
   simulator's scheduler sees them. minValues is checked separately to say which key falls short.
 
@@ -17,7 +18,6 @@ no per-zone availability), so "no zone has it" cannot be judged and is not claim
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import functools
 import json
@@ -64,17 +64,10 @@ class PoolTypes:
 
 def _provisioner():
     try:
-        from provisioner.catalog import DEFAULT_ZONES, shipped_catalog
-        from provisioner.errors import InputError
-        from provisioner.loader import load_objects
-        from provisioner.models import NodeClass
-        from provisioner.scheduling.instance_selection import Template
-        from provisioner.scheduling.requirements import Requirement, Requirements
+        import provisioner
     except ImportError as err:  # pragma: no cover - the provisioner ships in this repository
         raise CatalogUnavailable(f"the provisioner package is not importable ({err}); cannot judge instance types") from err
-    return dict(DEFAULT_ZONES=DEFAULT_ZONES, shipped_catalog=shipped_catalog, InputError=InputError,
-                load_objects=load_objects, NodeClass=NodeClass, Template=Template, Requirement=Requirement,
-                Requirements=Requirements)
+    return provisioner
 
 
 def _integral(value: Any) -> Any:
@@ -105,31 +98,17 @@ def pool_types(nodepool: Mapping[str, Any], nodeclass: Mapping[str, Any] | None)
 
 @functools.lru_cache(maxsize=256)
 def _pool_types(key: str) -> PoolTypes:
-    p = _provisioner()
+    provisioner = _provisioner()
     pool_spec, class_spec, class_name = json.loads(key)
     nodepool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "pool"},
                 "spec": {"template": {"spec": pool_spec}}}
     nodeclass = None if class_name is None else {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass",
                                                  "metadata": {"name": class_name}, "spec": class_spec}
-    objects = [nodepool] + ([nodeclass] if nodeclass else [])
     try:
-        inputs = p["load_objects"](objects)
-    except p["InputError"] as err:
+        found = provisioner.pool_instance_types(nodepool, nodeclass, DIMENSIONS)
+    except provisioner.InputError as err:
         raise InvalidObject(str(err)) from None
-    pool = inputs.nodepools[0]
-    node_class = inputs.nodeclasses.get(pool.node_class_ref.name) or p["NodeClass"](name=pool.node_class_ref.name)
-    zone_requirement = pool.requirements.raw(ZONE)
-    zones = tuple(sorted(zone_requirement.values)) if zone_requirement is not None and not zone_requirement.complement \
-        and zone_requirement.values else tuple(p["DEFAULT_ZONES"])
-    region = zones[0][:-1] if zones and zones[0][-1:].isalpha() else None
-    types = p["shipped_catalog"]().instance_types(node_class, zones, region)
-    # Without minValues first, so a shortfall can be told apart from "nothing matches".
-    plain_requirements = p["Requirements"](p["Requirement"](r.key, r.complement, r.values, r.gte, r.lte, None)
-                                           for r in pool.requirements.values())
-    template = p["Template"](dataclasses.replace(pool, requirements=plain_requirements), types, DIMENSIONS, [], 0)
-    error = template.min_values_error(template.all, pool.requirements) if len(template.types) else None
-    candidates = tuple(_candidate(it) for it in template.types)
-    return PoolTypes(candidates, error)
+    return PoolTypes(tuple(_candidate(it) for it in found.types), found.min_values_error)
 
 
 _CANDIDATES: dict[int, tuple[Any, Candidate]] = {}
@@ -149,12 +128,11 @@ def _candidate(instance_type) -> Candidate:
 
 def admits_value(requirements: Iterable[Mapping[str, Any]], key: str, value: str, default: bool) -> bool:
     """Whether every requirement on `key` admits `value` (`default` when none mentions the key)."""
-    requirement_class = _provisioner()["Requirement"]
+    admits = _provisioner().requirement_admits
     on_key = [r for r in requirements if isinstance(r, Mapping) and r.get("key") == key]
     if not on_key:
         return default
-    return all(requirement_class.of(key, str(r.get("operator")), [str(v) for v in r.get("values") or []]).has(value)
-               for r in on_key)
+    return all(admits(key, str(r.get("operator")), [str(v) for v in r.get("values") or []], value) for r in on_key)
 
 
 def short_list(candidates: Iterable[Candidate], limit: int = 5) -> str:

@@ -17,13 +17,14 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from provisioner.errors import shown
-from provisioner.safeyaml import Limits, UnsafeInput, file_kind, load_json_file
+from kubefacts.errors import shown
+from kubefacts.yamlread import Limits, UnsafeInput, file_kind, load_json_file
 
 from .pack import ALL
 from .engine import Finding, evaluate, resolve, validate_config
 from .levels import MANDATORY
 from .model import UNKNOWN, Resource, Stack
+from kubefacts.errors import Refusal
 
 EXIT_OK, EXIT_UNREADABLE, EXIT_MANDATORY = 0, 2, 3
 REPORT = "policy-report.json"
@@ -31,8 +32,8 @@ REPORT = "policy-report.json"
 UNKNOWN_MARKER = "[unknown]"
 
 
-class InputError(Exception):
-    pass
+class InputError(Refusal):
+    """A build folder or policy config the check cannot read (exit 2)."""
 
 
 LIMITS = Limits(max_bytes=64 * 2**20)

@@ -40,8 +40,7 @@ def pool_worst_case(stack: Stack, pool) -> float | None:
 def _worst_case(key: str) -> float | None:
     template, limits, class_spec, class_name = json.loads(key)
     try:
-        from provisioner.cost.ceiling import pool_ceilings
-        from provisioner.errors import InputError
+        from provisioner import InputError, pool_ceilings  # loads the scheduler: only when a pool is judged
     except ImportError:  # pragma: no cover - the provisioner ships in this repository
         return None
     objects = [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "pool"},

@@ -22,10 +22,11 @@ from . import levels as level_table
 from .pack import ALL
 from .model import Stack
 from .registry import PolicySpec
+from kubefacts.errors import Refusal
 
 
-class ConfigError(ValueError):
-    pass
+class ConfigError(Refusal, ValueError):
+    """A policy configuration that names an unknown level or shape."""
 
 
 @dataclass(frozen=True)

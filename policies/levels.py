@@ -8,10 +8,11 @@ Every level can be overridden per run with `--policy-pack-config` (preview) or `
 
 from __future__ import annotations
 
+# The environments and the per-environment ceilings are config defaults the importer shares.
+from components.config.ceilings import CEILINGS, DEFAULT_ROW, ENVIRONMENTS, ceilings, row  # noqa: F401
+
 ADVISORY, MANDATORY, DISABLED, REMEDIATE = "advisory", "mandatory", "disabled", "remediate"
 LEVEL_NAMES = (ADVISORY, MANDATORY, REMEDIATE, DISABLED)
-ENVIRONMENTS = ("dev", "staging", "prod")
-DEFAULT_ROW = "default"
 
 _M, _A, _D = MANDATORY, ADVISORY, DISABLED
 
@@ -42,25 +43,8 @@ LEVELS: dict[str, tuple[str, str, str]] = {
     "karpenter-controller-replicas":       (_A, _A, _M),
 }
 
-# Largest `spec.limits` a single NodePool may declare, per environment (Kubernetes quantities).
-CEILINGS: dict[str, dict[str, str]] = {
-    "dev": {"cpu": "128", "memory": "1Ti", "nvidia.com/gpu": "8"},
-    "staging": {"cpu": "512", "memory": "4Ti", "nvidia.com/gpu": "32"},
-    "prod": {"cpu": "1024", "memory": "4Ti", "nvidia.com/gpu": "64"},
-    DEFAULT_ROW: {"cpu": "128", "memory": "1Ti", "nvidia.com/gpu": "8"},
-}
-
-
-def row(environment: str | None) -> str:
-    """The table row an environment uses."""
-    return environment if environment in ENVIRONMENTS else DEFAULT_ROW
-
 
 def default_level(policy_name: str, environment: str | None) -> str:
     levels = LEVELS[policy_name]
     key = row(environment)
     return levels[ENVIRONMENTS.index("prod" if key == DEFAULT_ROW else key)]
-
-
-def ceilings(environment: str | None) -> dict[str, str]:
-    return dict(CEILINGS[row(environment)])

@@ -6,6 +6,9 @@ import json
 from decimal import Decimal
 from typing import Any, Iterable, Mapping
 
+from kubefacts.duration import karpenter_seconds
+from kubefacts.quantity import decimal, show
+
 # The program's own names for what it puts on NodePools (plain constants, no Pulumi import).
 from components.config.odigos import NEEDS_INIT_TAINT as ODIGOS_TAINT
 from components.config.odigos import TAINTING_MOUNT_METHODS
@@ -15,7 +18,6 @@ from . import catalog, levels
 from .helm import releases
 from .model import HELM_RELEASE, NODECLASS, NODEPOOL, UNKNOWN, Resource, Stack, Violation, contains_unknown
 from .registry import policy
-from .units import duration_seconds, quantity, show
 
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 NEVER_REMOVED_MOUNT_METHODS = ("k8s-init-container",)
@@ -94,7 +96,7 @@ def _annotation(pool: Resource, key: str) -> Any:
     group="NodePool",
 )
 def limits_within_ceiling(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
-    ceilings = {name: quantity(value) for name, value in (config.get("ceilings") or {}).items()}
+    ceilings = {name: decimal(value) for name, value in (config.get("ceilings") or {}).items()}
     for pool in _pools(stack):
         limits = pool.prop("spec", "limits")
         if limits is UNKNOWN:
@@ -115,7 +117,7 @@ def limits_within_ceiling(stack: Stack, config: Mapping[str, Any]) -> Iterable[V
             if value is UNKNOWN:
                 continue
             try:
-                amount = quantity(value)
+                amount = decimal(value)
             except ValueError:
                 yield Violation(pool.urn, f"{pool.label} limit {name}={value!r} is not a Kubernetes quantity")
                 continue
@@ -179,7 +181,7 @@ def fits_largest_pod(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violat
             requests = json.loads(raw) if isinstance(raw, str) else None
             if not isinstance(requests, dict) or not requests:
                 raise ValueError
-            wanted = {name: quantity(value) for name, value in requests.items()}
+            wanted = {name: decimal(value) for name, value in requests.items()}
         except ValueError:
             yield Violation(pool.urn, f"{pool.label} annotation {LARGEST_POD_ANNOTATION}={raw!r} is not a JSON "
                                       "object of resource quantities (e.g. {\"cpu\": \"4\", \"memory\": \"8Gi\"})")
@@ -278,7 +280,7 @@ def disruption_budgets(stack: Stack, config: Mapping[str, Any]) -> Iterable[Viol
 )
 def expire_after_set(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
     maximum = config.get("maxExpireAfter")
-    max_seconds = duration_seconds(maximum) if maximum else None
+    max_seconds = karpenter_seconds(maximum) if maximum else None
     for pool in _pools(stack):
         value = _template(pool, "expireAfter")
         if value is UNKNOWN:
@@ -287,7 +289,7 @@ def expire_after_set(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violat
             yield Violation(pool.urn, f"{pool.label} does not set spec.template.spec.expireAfter (e.g. 720h)")
             continue
         try:
-            seconds = duration_seconds(str(value))
+            seconds = karpenter_seconds(str(value))
         except ValueError as err:
             yield Violation(pool.urn, f"{pool.label}: {err}")
             continue

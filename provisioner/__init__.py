@@ -6,8 +6,8 @@ Public surface (see README.md):
     simulate_inputs(inputs, catalog=None, ...) -> SimulationResult
     shipped_catalog(), load_catalog_file(path), catalog_from_dict(data)
 
-The names load on first use (PEP 562): the config loader imports only `provisioner.safeyaml`, and a
-refused stack file should not first pay for numpy and the scheduler (about half a second).
+The names load on first use (PEP 562): a refused stack file should not first pay for numpy and the
+scheduler (about half a second). Outside the package only these names are used.
 """
 from __future__ import annotations
 
@@ -19,11 +19,23 @@ _EXPORTS = {
     "Inputs": ".models", "SimulationResult": ".result", "NodeClaimResult": ".result", "Unschedulable": ".result",
     "Catalog": ".catalog", "shipped_catalog": ".catalog", "load_catalog_file": ".catalog",
     "catalog_from_dict": ".catalog",
+    # What the rest of the repository may use beyond simulate (policies, offline): nothing else of
+    # the package's internals is imported from outside it (.importlinter holds that).
+    "pool_instance_types": ".api", "PoolInstanceTypes": ".api", "requirement_admits": ".api",
+    "pool_ceilings": ".cost.ceiling", "team_totals": ".cost.ceiling",
+    "drift": ".disruption.drift", "DriftReport": ".disruption.drift", "read_paths": ".manifests",
+    # The cluster commands' shared "no kubeconfig" refusal (offline.preflight).
+    "NoKubeconfig": ".controller.kube", "api_client_from_environment": ".controller.kube",
+    # offline.tune: the provisioner's own `tune` command line, run with the policy pack's veto.
+    "build_parser": ".cli", "EXIT_INVALID_INPUT": ".cli", "replace_requirements": ".cost.tune",
 }
 
 __all__ = [
     "simulate", "simulate_inputs", "load_objects", "InputError", "Inputs", "SimulationResult", "NodeClaimResult",
     "Unschedulable", "Catalog", "shipped_catalog", "load_catalog_file", "catalog_from_dict",
+    "pool_instance_types", "PoolInstanceTypes", "requirement_admits", "pool_ceilings", "team_totals",
+    "drift", "DriftReport", "read_paths", "NoKubeconfig", "api_client_from_environment",
+    "build_parser", "EXIT_INVALID_INPUT", "replace_requirements",
 ]
 
 

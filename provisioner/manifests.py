@@ -5,7 +5,7 @@ import os
 import stat
 
 from .errors import InputError
-from .safeyaml import Limits, UnsafeInput, file_kind, load_yaml_files
+from kubefacts.yamlread import Limits, UnsafeInput, file_kind, load_yaml_files
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 # Manifests may be whole renders; config files use the default limits.
@@ -37,7 +37,7 @@ def manifest_limits(max_pods: int) -> Limits:
 
 
 def read_documents(path: str, limits: Limits = MANIFEST_LIMITS) -> tuple[list, list]:
-    """(documents, origins) of one YAML file, through the bounded loader (provisioner.safeyaml);
+    """(documents, origins) of one YAML file, through the bounded loader (kubefacts.yamlread);
     a refused or malformed file raises InputError naming file, line and key path."""
     try:
         documents = load_yaml_files(path, path, limits)

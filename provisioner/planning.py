@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping, Sequence
 
-from . import labels as L
+from kubefacts import labels as L
 from .catalog import (DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, Catalog, apply_overlays,
                       catalog_from_dict, shipped_catalog)
 from .models import ExistingNode, Inputs

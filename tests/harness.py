@@ -17,7 +17,8 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from components.config import PlatformConfig, load_platform
+from components.config import PlatformConfig
+from components.platform import load_platform
 from offline.monitor import Capture, run
 from offline.placeholders import PlaceholderMocks
 from offline.render import render_stack

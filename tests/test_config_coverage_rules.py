@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from components.config import ConfigError, load_platform
-from components.config.kube import check_label_value
+from components.config import ConfigError
+from components.platform import load_platform
+from kubefacts.labels import check_label_value
 from components.config.teams import Team
 from components.karpenter import feature_gates
 from components.nodeclasses import nodeclass_manifest

@@ -6,7 +6,8 @@ import copy
 
 import pytest
 
-from components.config import ConfigError, load_platform
+from components.config import ConfigError
+from components.platform import load_platform
 from tests.harness import MINIMAL_POOL, MINIMAL_SETTINGS, write_project
 
 TEAM = "stacks/teams/web.yaml"

@@ -1,9 +1,9 @@
-"""components/config/import_checks.py: what the stacks say about an import (ceilings from
+"""offline/import_checks.py: what the stacks say about an import (ceilings from
 policies/levels.py for the environments the stack files name, node class names in use)."""
 
 from __future__ import annotations
 
-from components.config.import_checks import StackView, name_clashes, read_stacks, strictest_limits
+from offline.import_checks import StackView, name_clashes, read_stacks, strictest_limits
 from tests.harness import MINIMAL_SETTINGS, PROJECT_DIR, write_project
 
 

@@ -1,4 +1,4 @@
-"""The importer: `python -m components.config.importer --team TEAM --out OUTDIR FILE_OR_DIR...`.
+"""The importer: `python -m offline.importer --team TEAM --out OUTDIR FILE_OR_DIR...`.
 
 Inputs are our own documents (tests/fixtures/import/), modelled on Karpenter's published
 examples (aws/karpenter-provider-aws examples/v1 at v1.14.1); the tests never read the mirror.
@@ -14,10 +14,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.config import load_platform
-from components.config.importer import run
+from components.platform import load_platform
+from offline.importer import run
 from components.config.imports import Document, import_documents
-from components.config.roundtrip import spec_differences
+from components.roundtrip import spec_differences
 from components.crds import CrdValidator
 from components.nodeclasses import nodeclass_manifest
 from components.nodepools import nodepool_manifests
@@ -315,6 +315,6 @@ def test_no_nearly_valid_object_makes_the_importer_crash(requirements, disruptio
     docs = [Document("f.yaml", "document 1", pool), Document("f.yaml", "document 2", node_class)]
     result = import_documents(docs, "web")
     if not result.errors:
-        from components.config.roundtrip import roundtrip
+        from components.roundtrip import roundtrip
 
         assert roundtrip(docs, result, "web").losses == []

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from components.config import load_platform
-from components.config.importer import read_documents, run
+from offline.importer import read_documents, run
 from components.config.imports import import_documents
 from components.config.migrate import migrate_documents
 from components.config.roundtrip import roundtrip

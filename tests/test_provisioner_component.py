@@ -8,7 +8,7 @@ import pytest
 from components.cluster import ExistingCluster
 from components.config.provisioner import ProvisionerConfig
 from components.provisioner import (HASH_EXCLUDED_DIR_SUFFIXES, HASH_EXCLUDED_DIRS, HASH_EXCLUDED_FILE_SUFFIXES,
-                                    PROVISIONER_DIR, Provisioner, advisor_rules, catalog_policy, content_files,
+                                    IMAGE_SOURCES, PROVISIONER_DIR, Provisioner, advisor_rules, catalog_policy, content_files,
                                     content_hash, deployment_manifest, image_tag, pdb_manifest, repository_name,
                                     role_name, service_manifest)
 from offline.monitor import run
@@ -85,9 +85,9 @@ def test_image_tag_depends_on_platforms_not_their_order():
 def test_dockerignore_leaves_out_everything_the_hash_leaves_out():
     # Otherwise a file in the build context but not in the hash could change the image under an
     # immutable tag that already exists, and the push would fail.
-    ignored = {line.strip() for line in (PROVISIONER_DIR / ".dockerignore").read_text().splitlines()
+    ignored = {line.strip() for line in (PROVISIONER_DIR / "Dockerfile.dockerignore").read_text().splitlines()
                if line.strip() and not line.startswith("#")}
-    expected = {f"**/{d}" if d == "__pycache__" else d for d in HASH_EXCLUDED_DIRS}
+    expected = {"*", "!kubefacts", "!provisioner"} | {f"**/{d}" for d in HASH_EXCLUDED_DIRS}
     expected |= {f"**/*{s}" for s in HASH_EXCLUDED_DIR_SUFFIXES + HASH_EXCLUDED_FILE_SUFFIXES}
     assert ignored == expected
 
@@ -212,9 +212,9 @@ def test_component_declares_immutable_scanned_repository():
 def test_component_builds_and_pushes_image_tagged_with_content_hash():
     capture, component = declare({"provisioner": {"enabled": True, "platforms": ["linux/amd64", "linux/arm64"]}})
     image = capture.named("provisioner-image").inputs
-    tag = image_tag(content_hash(PROVISIONER_DIR), ["linux/amd64", "linux/arm64"])
+    tag = image_tag(content_hash(*IMAGE_SOURCES), ["linux/amd64", "linux/arm64"])
     registry = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
-    assert image["context"] == {"location": "provisioner"}
+    assert image["context"] == {"location": "."}
     assert image["dockerfile"] == {"location": "provisioner/Dockerfile"}
     assert image["platforms"] == ["linux/amd64", "linux/arm64"]
     assert image["push"] is True

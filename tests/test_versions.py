@@ -8,8 +8,9 @@ import pytest
 import yaml
 
 from components import iam, reference
-from components.config import ConfigError, load_platform
-from components.config.versions import config_path, manifest_gaps, version_issues, violations
+from components.config import ConfigError
+from components.platform import load_platform
+from components.versions import config_path, manifest_gaps, version_issues, violations
 from components.karpenter import controller_chart_values
 from components.nodeclasses import nodeclass_manifest
 from components.nodepools import nodepool_manifests
@@ -197,7 +198,7 @@ def test_prod_renders_whole_on_an_older_release(tmp_path, version):
     assert check_capture(capture) == []
     releases = {r.inputs["name"]: r.inputs["version"] for r in capture.of_type("kubernetes:helm.sh/v3:Release")}
     assert releases["karpenter"] == releases["karpenter-crd"] == version
-    policies = [r for r in capture.of_type("aws:iam/policy:Policy")]
+    policies = list(capture.of_type("aws:iam/policy:Policy"))
     has_zonal = any("ZonalShift" in str(r.inputs.get("name")) for r in policies)
     assert has_zonal == (reference.order(version) >= (1, 12))
 
@@ -225,7 +226,7 @@ def test_a_clone_without_shared_renders_and_checks_its_custom_resources(tmp_path
     import sys
 
     clone = tmp_path / "clone"
-    for name in ("components", "offline", "provisioner", "stacks"):
+    for name in ("components", "kubefacts", "offline", "provisioner", "stacks"):
         shutil.copytree(PROJECT_DIR / name, clone / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(PROJECT_DIR / name, clone / name)

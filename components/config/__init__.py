@@ -1,7 +1,7 @@
 """Typed configuration: one pydantic model per component, the single source of every default."""
 
 from .errors import ConfigError, ConfigIssue
-from .loader import build_platform, load_from_pulumi, load_platform, read_stack_files
+from .loader import build_config, read_stack_files
 from .stack import PROJECT, PlatformConfig, StackSettings
 from .teams import TEAM_LABEL, Team
 
@@ -13,8 +13,6 @@ __all__ = [
     "PlatformConfig",
     "StackSettings",
     "Team",
-    "build_platform",
-    "load_from_pulumi",
-    "load_platform",
+    "build_config",
     "read_stack_files",
 ]

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from pydantic import BaseModel, ValidationError
-from provisioner.errors import shown
+from kubefacts.errors import shown
+
+from kubefacts.errors import LocatedError
 
 # Keys from older Karpenter APIs that users still paste from blog posts.
 LEGACY_KEYS = {
@@ -47,12 +49,17 @@ class ConfigIssue:
         return f"{file}: {self.path}: {self.message}" if self.path else f"{file}: {self.message}"
 
 
-class ConfigError(Exception):
-    """Every problem found in a stack's configuration; nothing may be declared while one exists."""
+class ConfigError(LocatedError):
+    """Every problem found in a stack's configuration; nothing may be declared while one exists.
+    `file` and `key_path` are the first issue's; the message lists them all, one a line."""
 
     def __init__(self, issues: Iterable[ConfigIssue]):
         self.issues = list(issues)
-        super().__init__("\n".join(str(issue) for issue in self.issues))
+        first = self.issues[0] if self.issues else None
+        super().__init__(first.file if first else None, None, None, first.path if first else None, "")
+
+    def render(self) -> str:
+        return "\n".join(str(issue) for issue in self.issues)
 
 
 def format_path(loc: Iterable[Any], prefix: str = "") -> str:

@@ -1,7 +1,7 @@
 """The importer's core: Karpenter NodePool and EC2NodeClass objects (karpenter.sh/v1,
 karpenter.k8s.aws/v1) turned into a team file and a `nodeClasses` mapping, with what changed, what
 could not be carried over, and every refusal named by file and key path. No files, no printing:
-`components/config/importer.py` is the shell, `components/config/roundtrip.py` the check."""
+`offline/importer.py` is the shell, `components/roundtrip.py` the check."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any, Iterable, Iterator
 
 from pydantic import ValidationError
 
-from policies.levels import ceilings as policy_ceilings
+from .ceilings import ceilings as policy_ceilings
+from kubefacts.labels import check_dns_label
 
 from .errors import ConfigIssue, format_path, issues_from_validation
 from .nodeclasses import ROOT_DEVICE, NodeClass
@@ -59,7 +60,7 @@ class ImportResult:
     changes: list[str] = field(default_factory=list)
     """What the platform writes differently (its additions, renames, explicit defaults)."""
     losses: list[str] = field(default_factory=list)
-    """What could not be carried over (components.config.roundtrip finds it)."""
+    """What could not be carried over (components.roundtrip finds it)."""
     notes: list[str] = field(default_factory=list)
     """Outside the specs: skipped objects, object metadata the platform sets itself."""
     errors: list[ConfigIssue] = field(default_factory=list)
@@ -277,7 +278,7 @@ def _validate(pools: list[tuple[Document, dict[str, Any]]], classes: dict[str, D
     """The platform's own config validation (CRD schema, CEL and Karpenter's runtime rules), each
     problem named by the original file and key path."""
     seen: dict[str, Document] = {}
-    for index, (document, entry) in enumerate(pools):
+    for document, entry in pools:
         if entry["name"] in seen:
             result.errors.append(ConfigIssue(document.file, document.at("metadata.name"),
                                              f"NodePool {entry['name']!r} is also defined in {seen[entry['name']].file}"))
@@ -325,8 +326,6 @@ def _split(path: str) -> tuple[Any, ...]:
 
 
 def _dns_label(name: str) -> bool:
-    from .kube import check_dns_label
-
     try:
         check_dns_label(name)
     except ValueError:

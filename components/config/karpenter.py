@@ -10,7 +10,9 @@ from pydantic import Field, field_validator, model_validator
 
 from .. import reference
 from .base import Model
-from .kube import DnsLabel, Quantity, parse_quantity
+from kubefacts.quantity import decimal as parse_quantity
+
+from .kube import DnsLabel, Quantity
 
 _SEMVER = re.compile(r"^\d+\.\d+\.\d+$")
 # IAM's limit for the inline policies of one role (minified JSON; whitespace is not counted).

@@ -17,7 +17,6 @@ annotation keys are qualified names and all annotations together hold at most 25
 
 from __future__ import annotations
 
-from typing import Iterable
 
 import re2
 
@@ -25,122 +24,14 @@ MAX_REQUIREMENTS = 100
 MAX_LABELS = 100
 MAX_BUDGETS = 50
 MAX_ANNOTATIONS_BYTES = 256 * 1024
-INT64_MAX = 2**63 - 1
 
 TEAM_LABEL_KEY = "karpenter-platform.io/team"  # same as teams.TEAM_LABEL (teams imports nodepools)
 
-# Well-known labels a NodePool may use in the restricted domains (core and AWS provider labels.go).
-_KARPENTER_SH_ALLOWED = {"karpenter.sh/capacity-type"}
-_KARPENTER_AWS_ALLOWED = {f"karpenter.k8s.aws/{name}" for name in (
-    "instance-tenancy", "capacity-reservation-type", "capacity-reservation-id", "capacity-reservation-interruptible",
-    "instance-encryption-in-transit-supported", "instance-category", "instance-hypervisor",
-    "instance-family", "instance-generation", "instance-local-nvme", "instance-size", "instance-cpu",
-    "instance-cpu-manufacturer", "instance-cpu-sustained-clock-speed-mhz", "instance-memory", "instance-ebs-bandwidth",
-    "instance-network-bandwidth", "instance-gpu-name", "instance-gpu-manufacturer", "instance-gpu-count",
-    "instance-gpu-memory", "instance-accelerator-name", "instance-accelerator-manufacturer",
-    "instance-accelerator-count", "instance-capability-flex", "placement-group-id", "placement-group-partition")}
-
-# Labels kubelet accepts in the kubernetes.io / k8s.io domains (kubeletLabels, kubeletLabelNamespaces).
-KUBELET_LABELS = {
-    "kubernetes.io/hostname", "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
-    "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
-    "beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type", "beta.kubernetes.io/os",
-    "beta.kubernetes.io/arch", "kubernetes.io/os", "kubernetes.io/arch", "node.kubernetes.io/windows-build",
-}
-KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
-
-# Values Karpenter knows for these keys (WellKnownValuesForRequirements).
-KNOWN_VALUES = {
-    "karpenter.sh/capacity-type": {"on-demand", "spot", "reserved"},
-    "karpenter.k8s.aws/instance-tenancy": {"default", "dedicated"},
-}
-
-
-def _domain(key: str) -> str:
-    return key.split("/", 1)[0] if "/" in key else ""
-
-
-def _in_domain(domain: str, parent: str) -> bool:
-    return domain == parent or domain.endswith("." + parent)
-
-
-def restricted_label(key: str) -> str | None:
-    """Why Karpenter refuses `key` as a NodePool label or requirement key, or None."""
-    domain = _domain(key)
-    if key == "karpenter.sh/nodepool":
-        return 'label "karpenter.sh/nodepool" is restricted (Karpenter sets it)'
-    if _in_domain(domain, "karpenter.sh") and key not in _KARPENTER_SH_ALLOWED:
-        return 'label domain "karpenter.sh" is restricted (only karpenter.sh/capacity-type may be used)'
-    if key == "kubernetes.io/hostname":
-        return 'label "kubernetes.io/hostname" is restricted'
-    if _in_domain(domain, "karpenter.k8s.aws") and key not in _KARPENTER_AWS_ALLOWED:
-        return ('label domain "karpenter.k8s.aws" is restricted to the well-known instance labels '
-                '(e.g. instance-family; karpenter.k8s.aws/ec2nodeclass is not one in v1.14.1)')
-    return None
-
-
-def kubelet_refuses(key: str) -> str | None:
-    """Why kubelet would refuse `key` as a node label (the node would never register), or None."""
-    domain = _domain(key)
-    if not (_in_domain(domain, "kubernetes.io") or _in_domain(domain, "k8s.io")):
-        return None
-    if key in KUBELET_LABELS or any(_in_domain(domain, ns) for ns in KUBELET_LABEL_NAMESPACES):
-        return None
-    return (f"label {key!r} is in the kubernetes.io/k8s.io domain, which kubelet refuses as a node label "
-            f"(only its well-known labels and the node.kubernetes.io and kubelet.kubernetes.io namespaces)")
-
-
-def known_values(key: str, values: Iterable[str], min_values: int | None = None) -> str | None:
-    """Karpenter's validateWellKnownValues for a key with a known set (capacity type, tenancy),
-    which the caller applies under operator In only: refused when no value is known, or fewer
-    known values than minValues; unknown values beside a known one are accepted (Karpenter logs
-    them and goes on with the known ones)."""
-    known = KNOWN_VALUES.get(key)
-    if known is None:
-        return None
-    values = list(values)
-    valid = [v for v in values if v in known]
-    if not valid:
-        return f"{', '.join(map(repr, values))} not valid for {key}; use {', '.join(sorted(known))}"
-    if min_values is not None and len(valid) < min_values:
-        return (f"minValues {min_values} needs as many values Karpenter knows for {key} "
-                f"({', '.join(sorted(known))}); only {', '.join(map(repr, valid))} of these")
-    return None
-
-
-def int64_value(text: str) -> str | None:
-    """Gt/Lt take one non-negative integer that fits an int64 (strconv.Atoi on 64-bit)."""
-    if not re2.fullmatch(r"[0-9]+", text) or int(text) > INT64_MAX:
-        return f"{text!r} is not a non-negative integer within int64"
-    return None
-
-
-def duplicate_taints(taints: Iterable[tuple[str, str]], startup_taints: Iterable[tuple[str, str]]) -> list[str]:
-    """Key/effect pairs that appear twice across `taints` and `startupTaints` (validateTaints)."""
-    seen: set[tuple[str, str]] = set()
-    duplicates = []
-    for pair in [*taints, *startup_taints]:
-        if pair in seen:
-            duplicates.append(f"{pair[0]}:{pair[1]}")
-        seen.add(pair)
-    return duplicates
+# Label, taint and requirement rules live in the kernel (kubefacts.labels).
+from kubefacts.labels import qualified_name  # noqa: E402
 
 
 # --- object metadata ---------------------------------------------------------------------------
-
-_DNS_SUBDOMAIN = re2.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_QUALIFIED_NAME = re2.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-
-
-def qualified_name(key: str) -> str | None:
-    """validation.IsQualifiedName: an optional DNS-subdomain prefix and a 1-63 character name."""
-    prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
-        return f"{key!r}: prefix must be a lower-case DNS subdomain of at most 253 characters"
-    if not name or len(name) > 63 or not _QUALIFIED_NAME.fullmatch(name):
-        return f"{key!r}: name must be 1-63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric"
-    return None
-
 
 def annotations_problem(annotations: dict[str, str]) -> str | None:
     """ValidateAnnotations: qualified-name keys, at most 256 KiB of keys and values together."""
@@ -232,6 +123,5 @@ def cron_problem(schedule: str) -> str | None:
     return None
 
 
-__all__ = ["INT64_MAX", "KNOWN_VALUES", "KUBELET_LABELS", "MAX_ANNOTATIONS_BYTES", "MAX_BUDGETS", "MAX_LABELS",
-           "MAX_REQUIREMENTS", "TEAM_LABEL_KEY", "annotations_problem", "cron_problem", "duplicate_taints",
-           "int64_value", "known_values", "kubelet_refuses", "qualified_name", "restricted_label"]
+__all__ = ["MAX_ANNOTATIONS_BYTES", "MAX_BUDGETS", "MAX_LABELS", "MAX_REQUIREMENTS", "TEAM_LABEL_KEY",
+           "annotations_problem", "cron_problem"]

@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from provisioner.safeyaml import UnsafeInput, load_yaml_file
+from kubefacts.yamlread import UnsafeInput, load_yaml_file
 
 from .errors import ConfigError, ConfigIssue, format_path, issues_from_validation
-from .kube import check_dns_label
+from kubefacts.labels import check_dns_label
 from .odigos import odigos_cross_checks
 from .partition import foreign_arns, partition_for_region
 from .presets import deep_merge, expand_presets
@@ -32,7 +32,7 @@ SECRET_KEYS = {f"{NAMESPACE}odigosOnPremToken"}
 
 
 def load_yaml(path: Path, display: str) -> Any:
-    """A YAML file's content through the one bounded loader (provisioner.safeyaml: size, encoding,
+    """A YAML file's content through the one bounded loader (kubefacts.yamlread: size, encoding,
     depth, aliases, duplicate and non-string keys); any refusal is a ConfigError naming the file,
     line, column and key path."""
     try:
@@ -320,8 +320,9 @@ def _is_dns_label(name: Any) -> bool:
         return False
 
 
-def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
-    """Validate a stack and all its teams; raise ConfigError listing every problem."""
+def build_config(project_dir: Path, raw: RawStack) -> PlatformConfig:
+    """Validate a stack and all its teams against the config models; raise ConfigError listing
+    every problem. components.platform adds the version gate (what the pinned release supports)."""
     issues: list[ConfigIssue] = []
     display_stack = stack_file(raw.stack)
     for key in SECRET_KEYS & raw.values.keys():
@@ -377,11 +378,6 @@ def build_platform(project_dir: Path, raw: RawStack) -> PlatformConfig:
         stack=raw.stack, environment=env, settings=settings, teams=teams,
         odigos_token_configured=f"{NAMESPACE}odigosOnPremToken" in raw.values,
     )
-    from .versions import version_issues  # imports the builders, which import this package
-
-    version_gaps = version_issues(platform)  # config the pinned Karpenter release does not support
-    if version_gaps:
-        raise ConfigError(version_gaps)
     return platform
 
 
@@ -429,17 +425,4 @@ def _cross_checks(settings: StackSettings, teams: list[Team]) -> list[ConfigIssu
     return issues
 
 
-def load_platform(project_dir: Path, stack: str) -> PlatformConfig:
-    """Read and validate a stack from its files (the offline render and tests)."""
-    return build_platform(project_dir, read_stack_files(project_dir, stack))
-
-
-def load_from_pulumi(project_dir: Path) -> PlatformConfig:
-    """Read and validate the stack the Pulumi engine is running (the program)."""
-    import pulumi
-
-    return build_platform(project_dir, raw_from_runtime(project_dir, pulumi.get_stack()))
-
-
-__all__ = ["ConfigError", "ConfigIssue", "RawStack", "build_platform", "load_from_pulumi", "load_platform",
-           "read_stack_files", "load_yaml"]
+__all__ = ["ConfigError", "ConfigIssue", "RawStack", "build_config", "raw_from_runtime", "read_stack_files", "load_yaml"]

@@ -9,8 +9,9 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from .base import Model
+from kubefacts.labels import restricted_label
+
 from .kube import DnsLabel, LabelKey, LabelValue, Quantity
-from .nodepools import restricted_label
 
 OverlayOperator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]
 NODEPOOL_LABEL = "karpenter.sh/nodepool"

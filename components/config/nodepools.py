@@ -17,9 +17,9 @@ from .kube import (
     LabelKey,
     LabelValue,
     Quantity,
-    parse_quantity,
 )
-from provisioner.quantity import counted_in_whole_units
+from kubefacts.quantity import counted_in_whole_units
+from kubefacts.quantity import decimal as parse_quantity
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -27,19 +27,15 @@ ConsolidationPolicy = Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced
 DisruptionReason = Literal["Underutilized", "Empty", "Drifted"]
 PresetName = Literal["general", "spot", "gpu", "batch", "graviton", "multi-zone"]
 
-# Karpenter's label rules live in karpenter_rules; re-exported here for existing imports.
-from .karpenter_rules import (  # noqa: E402
-    MAX_BUDGETS,
-    MAX_LABELS,
-    MAX_REQUIREMENTS,
-    TEAM_LABEL_KEY,
-    annotations_problem,
+from kubefacts.labels import (  # noqa: E402
     duplicate_taints,
     int64_value,
     known_values,
     kubelet_refuses,
     restricted_label,
 )
+
+from .karpenter_rules import MAX_BUDGETS, MAX_LABELS, MAX_REQUIREMENTS, TEAM_LABEL_KEY, annotations_problem  # noqa: E402
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
 

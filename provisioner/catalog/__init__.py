@@ -5,7 +5,7 @@ from importlib import resources
 import json
 
 from ..errors import InputError
-from ..safeyaml import Limits, UnsafeInput, read_text
+from kubefacts.yamlread import Limits, UnsafeInput, read_text
 from .facts import (DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, Catalog, OfferingFact, TypeFacts,
                     catalog_from_dict)
 from .overlay import apply_overlays

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import math
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..models import InstanceType, NodeClass, Offering
-from ..quantity import gib, mib, parse
+from kubefacts.quantity import gib, mib, milli
 from ..scheduling.requirements import Requirement, Requirements
 
 VM_MEMORY_OVERHEAD_PERCENT = 0.075  # --vm-memory-overhead-percent default
@@ -56,7 +56,7 @@ def kube_reserved_cpu(vcpu: int) -> int:
 
 def ephemeral_storage(facts, nodeclass: NodeClass) -> int:
     if nodeclass.instance_store_policy == "RAID0" and facts.local_nvme_gb:
-        return parse(f"{facts.local_nvme_gb}G")
+        return milli(f"{facts.local_nvme_gb}G")
     if nodeclass.root_volume is not None:
         return nodeclass.root_volume
     return gib(50) if _windows(nodeclass.ami_family) else gib(20)
@@ -67,7 +67,7 @@ def _eviction(capacity: int, value: str) -> int:
         percent = float(value[:-1])
         percent = 0 if percent == 100 else percent  # 100% disables the threshold
         return math.ceil(capacity / 1000 / 100 * percent) * 1000
-    return parse(value)
+    return milli(value)
 
 
 def overhead(facts, nodeclass: NodeClass, capacity: dict) -> dict:
@@ -133,7 +133,7 @@ def requirements(facts, nodeclass: NodeClass, zones, region: str, capacity_types
         L.INSTANCE_ACCELERATOR_MANUFACTURER: facts.accelerator_manufacturer if facts.accelerators else "",
         L.INSTANCE_ACCELERATOR_COUNT: str(facts.accelerators) if facts.accelerators else "",
         L.CAPACITY_RESERVATION_ID: "", L.CAPACITY_RESERVATION_TYPE: "", L.CAPACITY_RESERVATION_INTERRUPTIBLE: "",
-        **{key: "" for key in EXTRA_LABELS}, **dict(facts.extra_labels),
+        **dict.fromkeys(EXTRA_LABELS, ""), **dict(facts.extra_labels),
     }
     reqs += [Requirement(key, False, frozenset([value] if value else [])) for key, value in optional.items()]
     return Requirements(reqs)

@@ -7,7 +7,7 @@ heavier overlay is not changed by a lighter one.
 """
 from __future__ import annotations
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..models import InstanceType, NodeOverlay, NodePool, Offering
 from ..scheduling.requirements import Requirement, Requirements
 

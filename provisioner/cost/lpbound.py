@@ -58,7 +58,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..api import nodepool_instance_types, resolve_catalog
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
 from ..scheduling.daemons import strict_requirements

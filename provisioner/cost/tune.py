@@ -26,7 +26,7 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..api import nodepool_instance_types, plan_pools, resolve_catalog
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
 from ..scheduling.instance_selection import _type_compatible  # the filter NodePool templates apply

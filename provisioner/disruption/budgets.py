@@ -11,9 +11,11 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from .. import labels as L
+from kubefacts import labels as L
+from kubefacts.duration import go_seconds_or_none
+
 from .cron import Schedule, is_active
-from .snapshot import Budget, Snapshot, go_duration
+from .snapshot import Budget, Snapshot
 
 MAX_INT32 = 2**31 - 1
 REASON_EMPTY = "Empty"
@@ -33,7 +35,7 @@ def budget_active(budget: Budget, now: datetime | None) -> bool:
     as an assumption) a scheduled budget counts as active."""
     if budget.schedule is None or now is None:
         return True
-    return is_active(budget.schedule, go_duration(budget.duration or "0s") or 0.0, now)
+    return is_active(budget.schedule, go_seconds_or_none(budget.duration or "0s") or 0.0, now)
 
 
 def allowed_disruptions(budgets, num_nodes: int, reason: str, now: datetime | None = None) -> tuple[int, Budget | None]:

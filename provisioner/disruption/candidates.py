@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..state.cluster import Cluster as Snapshot
 from ..state.objects import DO_NOT_DISRUPT, POD_DELETION_COST, PodInfo
 from ..state.statenode import StateNode

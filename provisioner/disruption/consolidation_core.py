@@ -3,7 +3,7 @@ ShouldDisrupt, computeConsolidation (simulate, then price the one replacement) a
 policy's ApproveCommand (balanced.go)."""
 from __future__ import annotations
 
-from .. import labels as L
+from kubefacts import labels as L
 from .candidates import score_move, should_disrupt_consolidation
 from .pass_state import PassState
 from .replacement import choose, claim_requirements, price_filter

@@ -12,6 +12,8 @@ from __future__ import annotations
 import calendar
 from datetime import MAXYEAR, datetime, timedelta, timezone
 
+from kubefacts.errors import Refusal
+
 _MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
 _DAYS = {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}
 _DESCRIPTORS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
@@ -20,8 +22,8 @@ _BOUNDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}), (1, 12, _MONTHS), (0, 6, _DAYS
 YEARS_SEARCHED = 5  # robfig/cron Next: "If no time is found within five years, return zero."
 
 
-class CronError(ValueError):
-    pass
+class CronError(Refusal, ValueError):
+    """A schedule robfig/cron's ParseStandard refuses."""
 
 
 def _value(text: str, names: dict) -> int:

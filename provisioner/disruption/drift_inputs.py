@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
-from ..quantity import MAX_DURATION_NS, MAX_DURATION_TEXT
-from ..labels import NORMALIZED_LABELS
+from kubefacts.duration import go_seconds
+from kubefacts.labels import NORMALIZED_LABELS
 from .node_requirements import Requirements, requirement_set
 
 NODEPOOL_API = "karpenter.sh/v1"
@@ -43,9 +42,6 @@ DURATION_FIELDS = frozenset({"expireAfter", "terminationGracePeriod"})
 AMI_FAMILIES = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket", "windows2019": "Windows2019",
                 "windows2022": "Windows2022", "windows2025": "Windows2025"}
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte")
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
-_UNIT_NS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
 
 
 @dataclass
@@ -101,12 +97,11 @@ def parse_duration(text: Any, path: str, where: str | None, obj: str) -> float |
     """Seconds of a Go duration ("1h30m"); None for "Never" (a nil duration, which the hash skips)."""
     if text == "Never":
         return None
-    if not isinstance(text, str) or not re.fullmatch(r"(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+", text):
-        raise InputError(f"{text!r} is not a duration (e.g. 720h, 90m or Never)", origin=where, obj=obj, path=path)
-    if sum(Decimal(n) * _UNIT_NS[u] for n, u in _DURATION.findall(text)) > MAX_DURATION_NS:
-        raise InputError(f"{text!r} is longer than Go durations hold (int64 nanoseconds, at most {MAX_DURATION_TEXT})",
-                         origin=where, obj=obj, path=path)
-    return sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION.findall(text))
+    try:
+        return go_seconds(text)
+    except ValueError as err:  # Go's reason: not a duration, or longer than int64 nanoseconds hold
+        raise InputError(f"{text!r} is not a duration Karpenter reads (e.g. 720h, 90m or Never): {err}",
+                         origin=where, obj=obj, path=path) from None
 
 
 def canonical(value: Any, name: str = "", free_form: bool = False) -> Any:

@@ -6,7 +6,7 @@ keeps each node out (the first one given wins, as the methods run in upstream's 
 """
 from __future__ import annotations
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..planning import nodepool_instance_types
 from .budgets import budget_mapping
 from .candidates import new_candidate, offering_price, pods_by_node, pool_totals

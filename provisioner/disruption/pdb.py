@@ -3,6 +3,8 @@ when the one PDB selecting it allows a disruption now; several PDBs on one pod b
 eviction API refuses); pods Karpenter does not evict are never blocked."""
 from __future__ import annotations
 
+from kubefacts.duration import go_seconds_or_none
+
 from ..state.objects import DO_NOT_DISRUPT, Pdb, PodInfo
 
 
@@ -19,8 +21,7 @@ def do_not_disrupt(pod: PodInfo) -> bool:
         return False
     if value == "true":
         return True
-    from ..state.objects import go_duration
-    return go_duration(value) is not None  # an unparsable value is ignored, as upstream
+    return go_seconds_or_none(value) is not None  # an unparsable value is ignored, as upstream
 
 
 def owned_by_node(pod: PodInfo) -> bool:

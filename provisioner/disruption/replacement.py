@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..scheduling.instance_selection import template_requirements
 from ..scheduling.requirements import Requirement, Requirements
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..planning import plan_rounds, scheduling_view
 from ..models import Inputs, Pod
 from ..result import SimulationResult

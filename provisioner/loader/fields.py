@@ -1,11 +1,13 @@
 """Typed access to Kubernetes object dicts that reports the key path of anything malformed."""
 from __future__ import annotations
 
-from .. import quantity
-from ..quantity import REQUEST_MAX_MILLI
+from kubefacts import quantity
+from kubefacts.quantity import REQUEST_MAX_MILLI
+from kubefacts.labels import EFFECTS, POD_OPERATORS, TOLERATION_OPERATORS
+
 from ..errors import InputError
-from ..scheduling.requirements import POD_OPERATORS, Requirement, Requirements
-from ..scheduling.taints import EFFECTS, TOLERATION_OPERATORS, Taint, Toleration
+from ..scheduling.requirements import Requirement, Requirements
+from ..scheduling.taints import Taint, Toleration
 
 
 def shown(value) -> str:
@@ -59,7 +61,7 @@ class Ctx:
         """A non-negative quantity: the API server refuses negative requests, limits and capacities;
         above `ceiling` milli-units the scheduling arithmetic could overflow, so it is refused."""
         try:
-            parsed = quantity.parse(value)
+            parsed = quantity.milli(value)
         except ValueError as exc:
             raise self.error(path, str(exc)) from None
         if parsed < 0:

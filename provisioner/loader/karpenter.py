@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import math
 
-from .. import labels as L
-from .. import quantity
+from kubefacts import labels as L
+from kubefacts import quantity
+from kubefacts.labels import NODEPOOL_OPERATORS
+
 from ..models import ExistingNode, KubeletConfig, NodeClaimObject, NodeClass, NodeClassRef, NodeOverlay, NodePool
-from ..scheduling.requirements import NODEPOOL_OPERATORS
 from ..scheduling.taints import Taint
 from .fields import Ctx
 
 _ALIAS_FAMILIES = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket",
                    "windows2019": "Windows2019", "windows2022": "Windows2022", "windows2025": "Windows2025"}
-_RESTRICTED_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
-
-
-def restricted(key: str) -> str | None:
-    """Why a NodePool may not use this label key (IsRestrictedLabel), or None."""
-    if key in L.WELL_KNOWN_LABELS:
-        return None
-    domain = key.split("/", 1)[0] if "/" in key else ""
-    if any(domain == d or domain.endswith("." + d) for d in _RESTRICTED_DOMAINS) or key in L.RESTRICTED_LABELS:
-        return f"label {key} is restricted: Karpenter sets it itself (use a well-known label or another domain)"
-    return None
 
 
 def load_nodepool(obj: dict, ctx: Ctx) -> NodePool:
@@ -41,12 +31,12 @@ def load_nodepool(obj: dict, ctx: Ctx) -> NodePool:
     labels = ctx.string_map(ctx.mapping(template.get("metadata"), "spec.template.metadata").get("labels"),
                             "spec.template.metadata.labels")
     for key in labels:
-        if (why := restricted(key)) is not None:
+        if (why := L.restricted_label(key)) is not None:
             raise ctx.error(f"spec.template.metadata.labels.{key}", why)
     requirements = ctx.requirements(tspec.get("requirements"), "spec.template.spec.requirements",
                                     NODEPOOL_OPERATORS, min_values=True)
     for key in requirements.keys():
-        if (why := restricted(key)) is not None:
+        if (why := L.restricted_label(key)) is not None:
             raise ctx.error("spec.template.spec.requirements", why)
     limits = ctx.resource_list(spec.get("limits"), "spec.limits", quantity.MAX_MILLI)
     weight = ctx.integer(spec.get("weight"), "spec.weight", 0)

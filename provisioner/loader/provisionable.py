@@ -7,7 +7,7 @@ reports for an ignored pod.
 """
 from __future__ import annotations
 
-from .. import labels as L
+from kubefacts import labels as L
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 

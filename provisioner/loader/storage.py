@@ -2,7 +2,7 @@
 (core/v1 and storage.k8s.io/v1), and the volume references of a pod spec."""
 from __future__ import annotations
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..models import StorageClass, Volume, VolumeClaim
 from ..scheduling.requirements import Requirement, Requirements
 from .fields import Ctx

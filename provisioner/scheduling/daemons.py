@@ -1,7 +1,7 @@
 """DaemonSet overhead: which daemons land on a node, counted once per node (scheduler.go)."""
 from __future__ import annotations
 
-from .. import labels as L
+from kubefacts import labels as L
 from .requirements import Requirements
 from .resources import add
 from .taints import TOLERATE_PREFER_NO_SCHEDULE, untolerated

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import labels as L
+from kubefacts import labels as L
 from .daemons import overhead_for_node
 from .nodeclaim import ExistingTarget, hostname_requirement
 from .requirements import Requirements

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..memo import remember
 from ..quantity import format_resources
 from .daemons import overhead_for_type, template_candidates

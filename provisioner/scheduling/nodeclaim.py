@@ -6,7 +6,7 @@ scheduler can skip the target for that variant from then on.
 """
 from __future__ import annotations
 
-from .. import labels as L
+from kubefacts import labels as L
 from .requirements import Requirement
 from .taints import ports_conflict, untolerated
 

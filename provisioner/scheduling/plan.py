@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import labels as L
+from kubefacts import labels as L
 from .nodeclaim import ExistingTarget
 from .requirements import Requirements
 

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .. import labels as L
+from kubefacts import labels as L
+from kubefacts.labels import (  # noqa: F401 - the operators are part of this module's surface
+    DOES_NOT_EXIST, EXISTS, GT, GTE, IN, LT, LTE, NODEPOOL_OPERATORS, NOT_IN, POD_OPERATORS)
 
-IN, NOT_IN, EXISTS, DOES_NOT_EXIST = "In", "NotIn", "Exists", "DoesNotExist"
-GT, LT, GTE, LTE = "Gt", "Lt", "Gte", "Lte"
-POD_OPERATORS = frozenset({IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT})
-NODEPOOL_OPERATORS = POD_OPERATORS | {GTE, LTE}
 _MAX_INT = 2**63 - 1
 _NEGATIVE_OPS = (NOT_IN, DOES_NOT_EXIST)
 

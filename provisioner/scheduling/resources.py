@@ -1,7 +1,7 @@
 """Resource lists (dicts of milli-units) and the pod request formula Kubernetes uses."""
 from __future__ import annotations
 
-from .. import labels as L
+from kubefacts import labels as L
 
 # Resources a pod-level `resources.requests` may set (KEP-2837); the rest still come from containers.
 POD_LEVEL_RESOURCES = ("cpu", "memory")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..memo import remember
-from ..quantity import format_quantity
+from kubefacts.quantity import format_quantity
 from .existing import ExistingNodes, PreparedNode, prepare_nodes
 from .gcpause import gc_paused
 from .inflight import InflightClaims

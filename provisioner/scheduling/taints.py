@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "PreferNoSchedule", "NoExecute"
-EFFECTS = frozenset({NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE})
-TOLERATION_OPERATORS = frozenset({"", "Equal", "Exists"})
+from kubefacts.labels import EFFECTS, NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, TOLERATION_OPERATORS  # noqa: F401
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ placement; choosing a domain scans only the key's few domains (hostname is speci
 """
 from __future__ import annotations
 
-from .. import labels as L
+from kubefacts import labels as L
 from .requirements import Requirement, Requirements
 from .taints import untolerated
 

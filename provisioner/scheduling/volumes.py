@@ -12,10 +12,11 @@ does.
 """
 from __future__ import annotations
 
-from .. import labels as L
+from kubefacts import labels as L
+from kubefacts.errors import Refusal
 
 
-class VolumeError(Exception):
+class VolumeError(Refusal):
     """Why Karpenter ignores this pod (the message upstream logs)."""
 
 

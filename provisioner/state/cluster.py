@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..models import Inputs, Pod
 from .statenode import StateNode
 

@@ -4,42 +4,31 @@ priority, PodDisruptionBudgets. Read by provisioner.state.reader; held by Cluste
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from decimal import Decimal
+
+from kubefacts.duration import go_nanoseconds, go_seconds_or_none
 
 from ..models import LabelSelector
-from ..quantity import MAX_DURATION_NS, MAX_DURATION_TEXT
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 DISRUPTED_TAINT_KEY = "karpenter.sh/disrupted"
 POLICIES = ("WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced")
 REASONS = ("Underutilized", "Empty", "Drifted")
-_DURATION = re.compile(r"^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$")
-_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_GO_UNIT_NS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
-
-
-def _too_long(text: str) -> bool:
-    """Beyond time.ParseDuration's int64 nanoseconds (exact, in Decimal)."""
-    return sum(Decimal(n) * _GO_UNIT_NS[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)", text)) \
-        > MAX_DURATION_NS
 
 
 def go_duration(text: str) -> float | None:
     """Seconds of a Go duration string ("1h30m", "90s"), or None when time.ParseDuration would
     refuse it (not one, or beyond its int64 nanoseconds)."""
-    if text in ("0",):
-        return 0.0
-    if not _DURATION.match(text) or _too_long(text):
-        return None
-    return sum(float(n) * _GO_UNITS[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)", text))
+    return go_seconds_or_none(text)
 
 
 def duration_error(text: str, example: str) -> str:
-    if _DURATION.match(text):
-        return f"duration {text!r} is longer than Go durations hold (int64 nanoseconds, at most {MAX_DURATION_TEXT})"
+    """Go's reason for refusing `text`, with an example of what it reads."""
+    try:
+        go_nanoseconds(text)
+    except ValueError as err:
+        return f"{err} (expected e.g. {example})"
     return f"invalid duration {text!r} (expected e.g. {example})"
 
 

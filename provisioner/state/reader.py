@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Mapping, Sequence
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..disruption.cron import CronError, Schedule  # the budget schedule grammar (validated on read)
 from ..loader import documents, load_objects
 from ..loader.fields import Ctx

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..models import ExistingNode, NodeClaimObject
 from ..scheduling.taints import Taint
 from .objects import NodeClaimInfo, NodeInfo

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from provisioner.errors import shown
+from kubefacts.errors import shown
 from tests.harness import PROJECT_DIR
 from tests.hostile.corpus import FILE_TYPE_IDS, file_type_cases
 

@@ -48,7 +48,7 @@ def test_hostile_config_is_exit_2_naming_file_and_key_with_nothing_rendered(tmp_
 
 
 def test_utf16_with_bom_is_read_as_text(tmp_path):
-    from components.config import load_platform
+    from components.platform import load_platform
 
     project, _ = _project(tmp_path, {TEAM: UTF16_BOM_TEAM})
     assert [p.name for p in load_platform(project, "test").teams[0].node_pools] == ["pool"]
@@ -114,7 +114,7 @@ def test_100k_deep_document_is_refused_without_crashing_the_process(tmp_path):
     """Through libyaml's composer this used to segfault (exit 139); the depth is checked on the
     event stream first. Run in a subprocess so a crash could not take the test run down."""
     path = tmp_path / "deep.yaml"
-    path.write_text(dict((c[0], c[1]) for c in MANIFEST_CASES)["deep-mapping-100k"])
+    path.write_text({c[0]: c[1] for c in MANIFEST_CASES}["deep-mapping-100k"])
     result = subprocess.run([sys.executable, "-m", "provisioner", "simulate", "-f", str(path)], capture_output=True,
                             text=True, timeout=60, cwd=PROJECT_DIR)
     assert result.returncode == 2, result.stderr
@@ -166,7 +166,7 @@ def test_policy_config_that_is_not_json_is_exit_2(tmp_path, capsys):
 
 
 def test_shipped_stack_files_still_load_through_the_bounded_loader():
-    from provisioner.safeyaml import load_yaml_file
+    from kubefacts.yamlread import load_yaml_file
 
     for path in sorted((PROJECT_DIR / "stacks").rglob("*.yaml")):
         assert isinstance(load_yaml_file(path), dict), path

@@ -1,4 +1,4 @@
-"""Property tests for the one bounded loader (provisioner.safeyaml) and the config loader on top."""
+"""Property tests for the one bounded loader (kubefacts.yamlread) and the config loader on top."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from components.config import ConfigError
 from components.config.loader import load_yaml
-from provisioner.safeyaml import UnsafeInput, load_documents, load_json_text
+from kubefacts.yamlread import UnsafeInput, load_documents, load_json_text
 
 KEYS = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=8)
 SCALARS = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False) \

@@ -1,4 +1,4 @@
-"""A list over the item limit is refused before anything is built (provisioner.listlimit
+"""A list over the item limit is refused before anything is built (kubefacts.yamllists
 `refuse_long_list`): at C speed, with exactly the checked reader's words, and only when
 the checked reader refuses too."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from provisioner import safeyaml
-from provisioner.listlimit import refuse_long_list
-from provisioner.safeyaml import Limits, UnsafeInput, _load_checked, load_documents
+from kubefacts import yamlread as safeyaml
+from kubefacts.yamllists import refuse_long_list
+from kubefacts.yamlread import Limits, UnsafeInput, _load_checked, load_documents
 from tests.hostile.corpus import block_pod_list, flow_pod_list, json_pod_list, one_line_flow_pod_list, pod_list
 
 # Items as written at column 0; several are built to fool a line-based count (a quoted or flow

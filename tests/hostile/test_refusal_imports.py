@@ -1,5 +1,5 @@
 """A refused config is reported before the heavy imports (BENCHMARKS.md "Hostile input"): the
-config loader reaches `provisioner.safeyaml` without the scheduler and numpy, and `offline.render`
+config loader reaches `kubefacts.yamlread` without the scheduler and numpy, and `offline.render`
 imports the Pulumi SDK only once the config has passed."""
 from __future__ import annotations
 

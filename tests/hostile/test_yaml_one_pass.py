@@ -1,4 +1,4 @@
-"""The one-pass YAML reader (provisioner.safeyaml._load_plain) gives exactly what the checked
+"""The one-pass YAML reader (kubefacts.yamlread._load_plain) gives exactly what the checked
 two-pass path gives (values, document lines, shared aliases), or gives up and lets that path decide."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from provisioner.bench.engine import benchmark_shape_objects
-from provisioner.safeyaml import (DEFAULT_LIMITS, Limits, UnsafeInput, _ListTooLong, _load_checked, _load_plain,
+from bench.engine import benchmark_shape_objects
+from kubefacts.yamlread import (DEFAULT_LIMITS, Limits, UnsafeInput, _ListTooLong, _load_checked, _load_plain,
                                   load_documents)
 
 TOKENS = ("a", "b", "'q'", '"d"', "1", "0x1F", "0o17", "1_000", "1:30", "1.5", "1e3", ".inf", "-.inf", ".nan",

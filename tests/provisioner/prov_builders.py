@@ -197,9 +197,9 @@ def reasons(result) -> dict:
 def fake_type(name, cpu, memory, pods=110, arch="amd64", zones=ZONES, capacity_types=("spot", "on-demand"),
               price=None, os=("linux",), extra_requirements=(), extra_capacity=None, offerings=None, overhead=None):
     """An InstanceType model with exact capacity, like Karpenter's fake.NewInstanceType (no AWS formula)."""
-    from provisioner import labels as L
+    from kubefacts import labels as L
     from provisioner.models import InstanceType, Offering
-    from provisioner.quantity import parse
+    from kubefacts.quantity import milli as parse
     from provisioner.scheduling.requirements import Requirement, Requirements
     capacity = {"cpu": parse(cpu), "memory": parse(memory), "pods": parse(pods), **(extra_capacity or {})}
     if price is None:
@@ -231,7 +231,7 @@ def karpenter_type(name, cpu="4", memory="4Gi", pods=5, arch="amd64", os=("darwi
                    extra_capacity=None, offerings=None, extra_requirements=()):
     """Karpenter's fake.NewInstanceType: spot in zones 1-2, on-demand in 1-3, 100m/10Mi kube-reserved,
     priced 0.1 per CPU + 0.1 per GB (+1.0 per GPU)."""
-    from provisioner.quantity import parse
+    from kubefacts.quantity import milli as parse
     cap = {"cpu": parse(cpu), "memory": parse(memory)}
     price = 0.1 * cap["cpu"] / 1000 + 0.1 * cap["memory"] / 1000 / 1e9 + (1.0 if extra_capacity else 0.0)
     if offerings is None:
@@ -243,7 +243,7 @@ def karpenter_type(name, cpu="4", memory="4Gi", pods=5, arch="amd64", os=("darwi
 
 def karpenter_default_types():
     """fake.CloudProvider's default instance types."""
-    from provisioner.quantity import parse
+    from kubefacts.quantity import milli as parse
     return [
         karpenter_type("default-instance-type"),
         karpenter_type("small-instance-type", cpu="2", memory="2Gi"),

@@ -5,9 +5,9 @@ import os
 import pytest
 
 from provisioner import catalog_from_dict, load_objects, simulate_inputs
-from provisioner.bench import synthetic
-from provisioner.bench.__main__ import throughput
-from provisioner.bench.lpbound import lower_bound
+from bench import synthetic
+from bench.__main__ import throughput
+from bench.lpbound import lower_bound
 from provisioner.catalog.instancetypes import build_instance_types
 from provisioner.manifests import read_paths
 from provisioner.models import NodeClass
@@ -95,7 +95,7 @@ def test_lp_bound_never_exceeds_the_plan_on_the_examples():
 
 
 def test_engine_benchmark_shape_as_deployments_has_the_requested_pods_in_five_groups():
-    from provisioner.bench import engine
+    from bench import engine
     objects = engine.benchmark_shape_objects(1000)
     inputs = load_objects(objects)
     assert len(inputs.pods) == 1000
@@ -106,7 +106,7 @@ def test_engine_benchmark_shape_as_deployments_has_the_requested_pods_in_five_gr
 
 
 def test_realistic_workloads_load_in_open_and_preset_modes():
-    from provisioner.bench.realistic import REALISTIC
+    from bench.realistic import REALISTIC
     for name, make in REALISTIC.items():
         for mode in ("open", "preset"):
             inputs = load_objects(make(mode))

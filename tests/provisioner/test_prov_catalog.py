@@ -9,7 +9,8 @@ from provisioner import InputError, catalog_from_dict, load_catalog_file, shippe
 from provisioner.catalog.aws import load_live_catalog
 from provisioner.catalog.facts import DEFAULT_SPOT_DISCOUNT
 from provisioner.models import KubeletConfig, NodeClass
-from provisioner.quantity import format_resources, parse
+from kubefacts.quantity import milli as parse
+from provisioner.quantity import format_resources
 
 from prov_builders import itype, nodeclass, nodepool, pod, req
 

@@ -141,7 +141,7 @@ def test_formatted_resources_are_fresh_dicts():
 
 
 def test_phase_breakdown_covers_a_whole_process_run():
-    from provisioner.bench import engine
+    from bench import engine
     phases = engine.e2e_phases(50, 1)
     assert list(phases) == list(engine.PHASE_NAMES)
     assert all(seconds >= 0 for seconds in phases.values())

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from provisioner import labels as L
-from provisioner.bench import synthetic
+from kubefacts import labels as L
+from bench import synthetic
 from provisioner.models import NodeClassRef, NodePool
-from provisioner.quantity import parse
+from kubefacts.quantity import milli as parse
 from provisioner.scheduling import inflight
 from provisioner.scheduling.instance_selection import Template
 from provisioner.scheduling.scheduler import Scheduler
@@ -128,9 +128,9 @@ def test_cached_fitting_and_envelope_equal_a_fresh_computation(cpu, memory_gib, 
 
 
 def test_bench_only_throughput_runs_the_sizes_given(capsys):
-    """`python -m provisioner.bench --only throughput --sizes ...` (the command BENCHMARKS.md part a
+    """`python -m bench --only throughput --sizes ...` (the command BENCHMARKS.md part a
     records) runs those sizes and reports CPU seconds next to wall seconds."""
-    from provisioner.bench.__main__ import main
+    from bench.__main__ import main
     assert main(["--only", "throughput", "--sizes", "40,80", "--repeat", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [line for line in lines if line.startswith("| ") and line[2].isdigit()]

@@ -3,7 +3,7 @@ import pytest
 
 from provisioner import InputError, load_objects
 from provisioner.manifests import read_documents, read_paths
-from provisioner.quantity import parse
+from kubefacts.quantity import milli as parse
 
 from prov_builders import daemonset, deployment, nodeclass, nodepool, pod, req
 
@@ -131,7 +131,7 @@ def test_pod_unknown_node_affinity_operator_names_key_path():
 def test_invalid_quantity_names_key_path():
     with pytest.raises(InputError) as err:
         load_objects([pod("p", cpu="two")])
-    assert "spec.containers[0].resources.requests.cpu: invalid quantity 'two'" in str(err.value)
+    assert "spec.containers[0].resources.requests.cpu: 'two' is not a Kubernetes quantity" in str(err.value)
 
 
 def test_nodepool_restricted_label_is_rejected():

@@ -165,7 +165,7 @@ def test_solver_output_on_file_descriptor_1_is_kept_out_of_stdout(capfd):
 
 
 def test_allow_list_evidence_search_never_reports_a_dearer_or_less_complete_plan():
-    from provisioner.bench.presets import allow_lists
+    from bench.presets import allow_lists
     baseline, best, chosen, plans = allow_lists("memory-heavy", exhaustive=1)
     assert 0 < best <= baseline and plans > 1
     assert chosen == () or best < baseline

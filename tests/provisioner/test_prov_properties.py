@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from hypothesis import given, settings, strategies as st
 
-from provisioner import quantity
+from kubefacts import quantity
 from provisioner.scheduling.requirements import Requirement
 
 KEY = "example.com/size"
@@ -72,27 +72,27 @@ def test_gte_and_lte_bounds_are_inclusive(bound, value):
 
 @given(st.integers(0, 10**15))
 def test_integer_text_is_thousand_milli_units(n):
-    assert quantity.parse(str(n)) == n * 1000 == quantity.parse(n)
+    assert quantity.milli(str(n)) == n * 1000 == quantity.milli(n)
 
 
 @given(st.integers(0, 10**17))
 def test_milli_suffix_is_exact(n):
-    assert quantity.parse(f"{n}m") == n
+    assert quantity.milli(f"{n}m") == n
 
 
 @given(st.sampled_from(["cpu", "memory", "ephemeral-storage", "pods"]), st.integers(1, 10**12))
 def test_format_then_parse_round_trips(name, milli):
-    assert quantity.parse(quantity.format_quantity(name, milli)) == milli
+    assert quantity.milli(quantity.format_quantity(name, milli)) == milli
 
 
 @given(st.integers(0, 10**6), st.integers(0, 10**6))
 def test_parse_is_monotonic(a, b):
-    assert (quantity.parse(f"{a}Mi") <= quantity.parse(f"{b}Mi")) == (a <= b)
+    assert (quantity.milli(f"{a}Mi") <= quantity.milli(f"{b}Mi")) == (a <= b)
 
 
 @given(st.decimals(min_value=0, max_value=10**9, places=3, allow_nan=False, allow_infinity=False))
 def test_decimal_text_rounds_up_to_milli(value):
-    assert quantity.parse(str(value)) == -(-Fraction(str(value)) * 1000 // 1)
+    assert quantity.milli(str(value)) == -(-Fraction(str(value)) * 1000 // 1)
 
 
 @settings(max_examples=300)
@@ -100,7 +100,7 @@ def test_decimal_text_rounds_up_to_milli(value):
                                             fullmatch=True))
 def test_any_text_parses_or_raises_value_error_quickly(text):
     try:
-        result = quantity.parse(text)
+        result = quantity.milli(text)
     except ValueError:
         return
     assert abs(result) <= quantity.MAX_MILLI

@@ -1,8 +1,8 @@
 """pkg/scheduling requirement(s)_test.go behaviours, plus quantities."""
 import pytest
 
-from provisioner import quantity
-from provisioner.labels import WELL_KNOWN_LABELS
+from kubefacts import quantity
+from kubefacts.labels import WELL_KNOWN_LABELS
 from provisioner.scheduling.requirements import Requirement, Requirements
 
 R = Requirement.of
@@ -104,12 +104,12 @@ def test_requirements_hint_names_a_likely_typo():
                                         ("512Mi", 512 * 2**20 * 1000), ("1e3", 10**6), ("2k", 2 * 10**6),
                                         (3, 3000), ("0.1m", 1)])
 def test_quantity_parse_gives_exact_milli_units(text, milli):
-    assert quantity.parse(text) == milli
+    assert quantity.milli(text) == milli
 
 
 def test_quantity_parse_rejects_garbage():
-    with pytest.raises(ValueError, match="invalid quantity"):
-        quantity.parse("lots")
+    with pytest.raises(ValueError, match="is not a Kubernetes quantity"):
+        quantity.milli("lots")
 
 
 @pytest.mark.parametrize("name,milli,text", [("cpu", 1500, "1500m"), ("cpu", 2000, "2"),

@@ -1,6 +1,6 @@
 """suite_test.go (Instance Type Compatibility, Binpacking, In-Flight/Existing Nodes, taints, host ports)
 and the provisioning suite's weights, limits and DaemonSet cases."""
-from provisioner.quantity import parse
+from kubefacts.quantity import milli as parse
 
 from prov_builders import (daemonset, deployment, fake_type, karpenter_default_types, karpenter_type, node,
                            nodeclaim_of, nodepool, pod, reasons, req, run_core, taint, term)

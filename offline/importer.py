@@ -1,4 +1,4 @@
-"""`python -m components.config.importer --team TEAM --out OUTDIR [--dry-run] FILE_OR_DIR...`
+"""`python -m offline.importer --team TEAM --out OUTDIR [--dry-run] FILE_OR_DIR...`
 
 Reads Karpenter NodePool (karpenter.sh/v1) and EC2NodeClass (karpenter.k8s.aws/v1) YAML (files with
 several documents, `kind: List`, folders of *.yaml/*.yml), converting older objects first
@@ -27,15 +27,16 @@ from typing import Any, Sequence
 
 import yaml
 
-from provisioner.safeyaml import UnsafeInput, load_yaml_files  # the one bounded loader (size, depth, aliases, duplicate keys)
+from kubefacts.yamlread import UnsafeInput, load_yaml_files  # the one bounded loader (size, depth, aliases, duplicate keys)
 
-from .errors import ConfigIssue
+from components.config.errors import ConfigIssue
+from components.config.imports import Document, documents, import_documents
+from components.config.loader import issue_from_unsafe
+from components.config.migrate import migrate_documents
+from components.roundtrip import roundtrip
+from kubefacts.labels import check_dns_label
+
 from .import_checks import PROJECT_DIR, name_clashes, policy_findings, read_stacks, strictest_limits
-from .imports import Document, documents, import_documents
-from .kube import check_dns_label
-from .loader import issue_from_unsafe
-from .migrate import migrate_documents
-from .roundtrip import roundtrip
 
 EXIT_OK, EXIT_LOSSES, EXIT_INVALID = 0, 1, 2
 
@@ -114,7 +115,7 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def write(team_doc: dict[str, Any], node_classes: dict[str, Any], team: str, out: Path, sources: Sequence[str]) -> list[Path]:
-    header = f"# Imported by `python -m components.config.importer` from {', '.join(sources)}.\n"
+    header = f"# Imported by `python -m offline.importer` from {', '.join(sources)}.\n"
     team_file, classes_file = out / "teams" / f"{team}.yaml", out / "nodeclasses.yaml"
     _write_atomic(team_file, header + _dump(team_doc))
     _write_atomic(classes_file, header + CLASSES_HEADER + (_dump(node_classes) if node_classes else "{}\n"))
@@ -140,7 +141,7 @@ def _fail(issues: Sequence[ConfigIssue | str], err) -> int:
 
 
 def run(argv: Sequence[str] | None = None, out=sys.stdout, err=sys.stderr) -> int:
-    parser = argparse.ArgumentParser(prog="python -m components.config.importer",
+    parser = argparse.ArgumentParser(prog="python -m offline.importer",
                                      description="Import Karpenter NodePools and EC2NodeClasses (v1, or older APIs "
                                                  "converted to v1) into a team file and a nodeClasses mapping.")
     parser.add_argument("--team", required=True, help="Team name: the NodePools render as <team>-<pool>.")

@@ -1,4 +1,4 @@
-"""Engine figures (`python -m provisioner.bench engine`): where wall time goes outside the solve.
+"""Engine figures (`python -m bench engine`): where wall time goes outside the solve.
 
 * e2e: `provisioner simulate -f <yaml> --catalog <json> -o json` in-process, on Karpenter's
   benchmark shape written as Deployments (identical pods of a group share one), output to a file;
@@ -21,8 +21,8 @@ import time
 
 import yaml
 
-from .. import labels as L
-from ..scheduling.scheduler import Scheduler
+from kubefacts import labels as L
+from provisioner.scheduling.scheduler import Scheduler
 from . import synthetic
 
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
@@ -105,7 +105,7 @@ def _write_inputs(folder: str, count: int) -> tuple[str, str]:
 
 def e2e(count: int, repeat: int) -> tuple[float, float]:
     """(median wall seconds, median CPU seconds) of `simulate -o json` in-process, stdout to a file."""
-    from ..cli import main
+    from provisioner.cli import main
     with tempfile.TemporaryDirectory() as tmp:
         (manifests, catalog), out = _write_inputs(tmp, count), os.path.join(tmp, "out.json")
         times, cpu = [], []
@@ -253,8 +253,8 @@ def many_pools_objects(pools: int = 200, pods: int = 400, seed: int = 7) -> list
 
 
 def advisor(repeat: int) -> float:
-    from ..controller.catalog import CatalogHolder
-    from ..controller.core import load_bundled, make_plan
+    from provisioner.controller.catalog import CatalogHolder
+    from provisioner.controller.core import load_bundled, make_plan
     objects = many_pools_objects()
     holder = CatalogHolder(None, load_bundled, lambda choice: None)
     holder.start(time.time())  # the bundled catalog, loaded once per process as in the advisor
@@ -293,7 +293,7 @@ def policies(repeat: int) -> float:
         from policies import catalog
         catalog._pool_types.cache_clear()  # a fresh `python -m policies.check` run
         getattr(catalog, "_CANDIDATES", {}).clear()
-        from ..scheduling import instance_selection  # and the shared type tables: nothing warm but the catalog
+        from provisioner.scheduling import instance_selection  # and the shared type tables: nothing warm but the catalog
         getattr(instance_selection, "_TABLES", {}).clear()
         if hasattr(instance_selection, "_LAST"):
             instance_selection._LAST[:] = [None, None]
@@ -318,7 +318,7 @@ def run(out=sys.stdout, repeat: int = 3, e2e_pods: int = 20000, sizes=(20000, 50
           f"included) | {cpu:.2f} s CPU, {e2e_pods / cpu:,.0f} pods/s (wall {wall:.2f} s, {e2e_pods / wall:,.0f} pods/s) "
           f"| >= 8,000 pods/s |", file=out)
     phases = e2e_phases(e2e_pods, repeat)
-    print(f"| where a process run's CPU goes (medians) | "
+    print("| where a process run's CPU goes (medians) | "
           + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in phases.items())
           + f" (sum {sum(phases.values()):.2f} s) | |", file=out)
     rows = solve(sizes, repeat)

@@ -17,13 +17,20 @@ from typing import Any, Iterable
 
 import yaml
 
-from .errors import ConfigError
-from .imports import IMPORT_LIMITS
-from .kube import parse_quantity
-from .loader import load_yaml, read_stack_files, stack_file
-from .stack import PROJECT
+from components.config.ceilings import ceilings
+from components.config.errors import ConfigError
+from components.config.imports import IMPORT_LIMITS
+from components.config.loader import load_yaml, read_stack_files, stack_file
+from components.config.stack import PROJECT
+from components.crds import validate_manifests
+from kubefacts.quantity import decimal as parse_quantity
+from offline.checks import rendered_version
+from offline.render import render_stack
+from policies.check import resource_from_render
+from policies.engine import evaluate
+from policies.model import NODECLASS, NODEPOOL, Stack
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
+PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -65,9 +72,7 @@ def read_stacks(project: Path) -> tuple[list[StackView], list[str]]:
 
 def strictest_limits(views: Iterable[StackView]) -> dict[str, str]:
     """Per resource of IMPORT_LIMITS, the lowest `nodepool-limits-within-ceiling` ceiling of the
-    stacks' environments (policies/levels.py), so that a NodePool given them passes in every one."""
-    from policies.levels import ceilings
-
+    stacks' environments (components/config/ceilings.py), so that a NodePool given them passes in every one."""
     rows = [ceilings(view.environment) for view in views]
     if not rows:
         return dict(IMPORT_LIMITS)
@@ -111,15 +116,6 @@ def policy_findings(project: Path, views: Iterable[StackView], team: str, team_d
                     node_classes: dict[str, Any]) -> list[str]:
     """Every policy finding (and CRD check problem) on the imported NodePools and node classes, per
     stack the team would join."""
-    from offline.checks import rendered_version
-    from offline.render import render_stack
-    from policies.model import NODECLASS, NODEPOOL
-
-    from ..crds import validate_manifests
-    from policies.check import resource_from_render
-    from policies.engine import evaluate
-    from policies.model import Stack
-
     ours = {f"NodePool {team}-{pool['name']}" for pool in team_doc.get("nodePools", [])} | \
            {f"EC2NodeClass {name}" for name in node_classes}
     found: dict[tuple[str, str, str], list[str]] = {}

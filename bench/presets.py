@@ -1,6 +1,6 @@
 """Plan / LP bound per realistic workload: open pools, the presets (with forced caps), and tune.
 
-`python -m provisioner.bench --only presets` prints the table BENCHMARKS.md records; the bound is
+`python -m bench --only presets` prints the table BENCHMARKS.md records; the bound is
 computed for the pools of each row (a pool that excludes types raises its own bound). Ratios are
 against the pattern (configuration) LP bound; the fluid bound is printed beside it, and for the
 shipped presets also the price of a whole-node packing over the LP's patterns (what an ideal
@@ -11,10 +11,10 @@ from __future__ import annotations
 import statistics
 import time
 
-from ..api import simulate_inputs
-from ..cost.lpbound import lower_bound
-from ..cost.tune import tune
-from ..loader import load_objects
+from provisioner.api import simulate_inputs
+from provisioner.cost.lpbound import lower_bound
+from provisioner.cost.tune import tune
+from provisioner.loader import load_objects
 from .realistic import REALISTIC
 
 CAPS = (16, 32, 48, 64)
@@ -88,10 +88,10 @@ def allow_lists(name: str, exhaustive: int = 3, draws: int = 0, seed: int = 7, o
     import itertools
     import random
 
-    from ..api import resolve_catalog
-    from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
-    from ..cost.tune import _Search, requirement_dict
-    from .. import labels as L
+    from provisioner.api import resolve_catalog
+    from provisioner.catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
+    from provisioner.cost.tune import _Search, requirement_dict
+    from kubefacts import labels as L
 
     inputs = load_objects(REALISTIC[name]("preset"))
     search = _Search(inputs, resolve_catalog(None), DEFAULT_REGION, DEFAULT_ZONES, DEFAULT_SPOT_DISCOUNT)

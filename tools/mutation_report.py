@@ -1,9 +1,9 @@
-"""`python -m tests.mutation_report`: kill rate per module from mutmut's results (mutants/*.meta).
+"""`python -m tools.mutation_report`: kill rate per module from mutmut's results (mutants/*.meta).
 
 Killed counts tests failing, timeouts and type-check catches; "no tests" are mutants no test of
 the bounded selection (setup.cfg) even executes. The rate is killed / (killed + survived + no
 tests); mutants not checked yet are listed apart, so a partial run says so. "tested rate" leaves out
-the "no tests" mutants: with tests.mutation_fast dropping the Pulumi-mock runs, those are the
+the "no tests" mutants: with tools.mutation_fast dropping the Pulumi-mock runs, those are the
 ComponentResource constructors (NodePools/NodeClasses.__init__), judged only by mock-run tests.
 """
 from __future__ import annotations

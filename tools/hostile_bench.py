@@ -1,4 +1,4 @@
-"""`python -m tests.hostile.bench`: worst time and peak memory per hostile input kind.
+"""`python -m tools.hostile_bench`: worst time and peak memory per hostile input kind.
 
 Each input runs in a fresh subprocess (so peak RSS is the input's own) through the real CLI:
 offline.render for config cases, provisioner simulate for manifests (plus the 100,000-deep
@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml

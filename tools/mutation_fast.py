@@ -1,4 +1,4 @@
-"""pytest plugin for mutation runs (`-p tests.mutation_fast`, set in setup.cfg): deselects the tests
+"""pytest plugin for mutation runs (`-p tools.mutation_fast`, set in setup.cfg): deselects the tests
 that run the Pulumi mock monitor (`render`, `run_component`), so a mutant of a builder is judged by
 the tests calling its pure functions in seconds, not by a minute of mock renders ending in a
 timeout that mutmut would count as a kill."""

@@ -1,4 +1,4 @@
-"""`python -m provisioner.bench` (`make bench`): scheduling throughput and plan cost vs an LP bound.
+"""`python -m bench` (`make bench`): scheduling throughput and plan cost vs an LP bound.
 
 Part a times the scheduler alone (Solve, as Karpenter's benchmark does) on Karpenter's benchmark
 shape; part b simulates mixed workloads end to end on the shipped catalog and compares the plan's
@@ -16,9 +16,9 @@ import statistics
 import sys
 import time
 
-from ..loader import load_objects
-from ..api import simulate_inputs
-from ..scheduling.scheduler import Scheduler
+from provisioner.loader import load_objects
+from provisioner.api import simulate_inputs
+from provisioner.scheduling.scheduler import Scheduler
 from . import synthetic
 
 
@@ -113,7 +113,7 @@ def cost(out) -> list:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m provisioner.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,5000,20000", help="Pod counts for part a (comma-separated).")
     parser.add_argument("--repeat", type=int, default=3, help="Runs per size; the median is reported.")
     parser.add_argument("--skip-cost", action="store_true", help="Skip part b (needs scipy).")

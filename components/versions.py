@@ -17,10 +17,10 @@ import json
 import re
 from typing import Any, Iterator
 
-from .. import reference
-from .errors import ConfigIssue
-from .loader import NAMESPACE, stack_file
-from .stack import PlatformConfig
+from . import reference
+from .config.errors import ConfigIssue
+from .config.loader import NAMESPACE, stack_file
+from .config.stack import PlatformConfig
 
 # jsonschema's additionalProperties message: one violation per unexpected field.
 _UNEXPECTED = re.compile(r"^Additional properties are not allowed \((.*) (?:was|were) unexpected\)$")
@@ -43,7 +43,7 @@ def expanded_violations(violations: list[Any]) -> dict[str, str]:
 @functools.lru_cache(maxsize=4096)
 def _violations(version: str, manifest_json: str) -> dict[str, str]:
     # Cached by content: the same objects are checked on every load (tests, planner, preview).
-    from .. import crds
+    from . import crds  # jsonschema and cel: only once a config reaches the gate
 
     return expanded_violations(crds.validator_for(version).validate(json.loads(manifest_json)))
 
@@ -104,11 +104,14 @@ def _message(version: str, first: str, what: str) -> str:
 
 def version_issues(platform: PlatformConfig, version: str | None = None) -> list[ConfigIssue]:
     """Every piece of the stack's config that Karpenter `version` (the stack's own when None) refuses."""
-    from .. import helm_values
-    from ..karpenter import controller_chart_values
-    from ..nodeclasses import nodeclass_manifest
-    from ..nodepools import nodepool_manifests
-    from ..odigos import node_overlay
+    # The builders import the Pulumi SDK: loaded here, once a config passed the model checks, so
+    # that a refused stack file is reported without paying for it (not to dodge a cycle: nothing
+    # below components.config imports this module).
+    from . import helm_values
+    from .karpenter import controller_chart_values
+    from .nodeclasses import nodeclass_manifest
+    from .nodepools import nodepool_manifests
+    from .odigos import node_overlay
 
     version = version or platform.settings.karpenter.version
     settings = platform.settings

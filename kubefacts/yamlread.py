@@ -15,7 +15,7 @@ anything is built from it:
 - tags: only the JSON-compatible core tags; `!!set`, `!!binary`, `!!python/...` are refused;
 - items: a list or mapping of more than `Limits.max_items` entries is refused at the entry too many;
   a list over it is refused before anything is built where its items can be found and proved in C
-  (provisioner.listlimit: block lists, flow lists, JSON arrays);
+  (kubefacts.yamllists: block lists, flow lists, JSON arrays);
 - keys: duplicate keys are refused (PyYAML would keep the last silently), and keys must be strings
   (a number, boolean or null key is refused with its key path);
 - values: unquoted dates stay the text written (`2024-01-01`), never a `datetime` that JSON cannot hold;
@@ -30,53 +30,14 @@ import json
 import math
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
-from .errors import shown
-
-try:  # libyaml parses several times faster; its parser is iterative, so the depth check holds
-    _Parser = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Parser = yaml.SafeLoader
-
-MiB = 2**20
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds for one file. The defaults hold every shipped input with a wide margin."""
-
-    max_bytes: int = 32 * MiB
-    """Largest file read; a render of 200 NodePools and 20,000 pods is about 30 MiB."""
-    max_depth: int = 64
-    """Deepest nesting of mappings and sequences (Kubernetes objects nest about 20 deep)."""
-    max_alias_nodes: int = 100_000
-    """Nodes aliases may add on top of what is written (anchors for shared blocks stay cheap)."""
-    max_nodes: int = 5_000_000
-    """Values (scalars, mappings, lists) written in one file; parsing stops there."""
-    max_items: int = 100_000
-    """Entries of one list or mapping: a List of 200,000 pods is refused as soon as its 100,001st
-    item is parsed, instead of after the whole file was built (simulate ties it to --max-pods)."""
-
-
-DEFAULT_LIMITS = Limits()
-
-
-class UnsafeInput(ValueError):
-    """A refused file: `origin` is the file (and line:column when known), `path` the key path."""
-
-    def __init__(self, message: str, *, origin: str, line: int | None = None, column: int | None = None,
-                 path: str = ""):
-        self.message = message
-        self.file = origin
-        self.line = line
-        self.column = column
-        self.path = path if len(path) <= 100 else path[:97] + "..."  # the head says where; 64 levels of [0] do not
-        self.origin = f"{shown(origin)}:{line}:{column}" if line is not None else shown(origin)
-        super().__init__(": ".join(p for p in (self.origin, self.path, message) if p))
+from .yamllists import refuse_long_list
+from .yamlwalk import DEFAULT_LIMITS, Limits, MiB, UnsafeInput, _Parser, check_events, walk_events
 
 
 @dataclass(frozen=True)
@@ -162,150 +123,6 @@ def read_text(path: Any, display: str | None = None, limits: Limits = DEFAULT_LI
     return decode(read_bytes(path, display, limits), display)
 
 
-# --- YAML --------------------------------------------------------------------------------------
-
-_ALLOWED_TAGS = {None, "!", "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
-                 "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null", "tag:yaml.org,2002:map",
-                 "tag:yaml.org,2002:seq"}
-
-
-class _Frame:
-    __slots__ = ("mapping", "index", "key", "expect_key", "size", "anchor")
-
-    def __init__(self, mapping: bool, anchor: str | None):
-        self.mapping = mapping
-        self.index = 0
-        self.key: str | None = None
-        self.expect_key = mapping
-        self.size = 1
-        self.anchor = anchor
-
-
-def _path(stack: list[_Frame]) -> str:
-    out = ""
-    for frame in stack:
-        if frame.mapping:
-            if frame.expect_key or frame.key is None:
-                continue
-            out += f".{frame.key}" if out else frame.key
-        else:
-            out += f"[{frame.index}]"
-    return out
-
-
-def check_events(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> None:
-    """Walk the parser's events once: depth, tags, complex keys, node count and alias expansion,
-    with no node composed. Raises UnsafeInput naming line, column and key path."""
-    walk_events(text, display, limits)
-
-
-def walk_events(text: str, display: str, limits: Limits, find_list: tuple[int, int] | None = None,
-                find_key: tuple[int, int] | None = None) -> Any:
-    """check_events' walk. With `find_list` (0-based line, column) it stops at the block list that
-    starts there and returns (key path of its parent, stack depth with the list, values so far);
-    with `find_key`, at the mapping key written there, and returns its key path."""
-    loader = _Parser(text)
-    stack: list[_Frame] = []
-    sizes: dict[str, int] = {}
-    open_anchors: set[str] = set()
-    expanded = nodes = 0
-    key_anchor = None
-    max_depth, max_alias, max_nodes, max_items = limits.max_depth, limits.max_alias_nodes, limits.max_nodes, limits.max_items
-    scalar_t, alias_t = yaml.ScalarEvent, yaml.AliasEvent
-    starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
-    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
-
-    def refuse(message: str, event: Any) -> UnsafeInput:
-        mark = event.start_mark
-        return UnsafeInput(message, origin=display, line=mark.line + 1, column=mark.column + 1, path=_path(stack))
-
-    try:
-        while True:
-            event = loader.get_event()
-            if event is None:
-                break
-            kind = type(event)
-            if kind is scalar_t or kind is alias_t or kind in starts:
-                tag = getattr(event, "tag", None)
-                if tag not in _ALLOWED_TAGS:
-                    raise refuse(f"tag {tag!r} is not allowed (only strings, numbers, booleans, null, "
-                                 f"mappings and lists)", event)
-                top = stack[-1] if stack else None
-                key_position = top is not None and top.mapping and top.expect_key
-                if kind in starts:
-                    if key_position:
-                        raise refuse("a key must be a string, not a mapping or list", event)
-                    if len(stack) >= max_depth:
-                        raise refuse(f"nested deeper than {max_depth} levels; refused", event)
-                    if top is not None and not top.mapping and top.index >= max_items:
-                        raise refuse(f"a list of more than {max_items:,} items; refused", event)
-                    nodes += 1
-                    if event.anchor:
-                        open_anchors.add(event.anchor)
-                    if find_list is not None and kind is yaml.SequenceStartEvent and \
-                            (event.start_mark.line, event.start_mark.column) == find_list:
-                        return _path(stack), len(stack) + 1, nodes
-                    stack.append(_Frame(kind is yaml.MappingStartEvent, event.anchor))
-                    continue
-                if find_key is not None:
-                    here = (event.start_mark.line, event.start_mark.column) == find_key
-                    if here and not key_position and event.anchor:  # the key is an alias to this value
-                        key_anchor = event.anchor
-                    elif here or (key_position and kind is alias_t and event.anchor == key_anchor):
-                        head = _path(stack)
-                        key = event.value if kind is scalar_t else f"*{event.anchor}"
-                        return f"{head}.{key}" if head else key
-                if kind is scalar_t:
-                    size = 1
-                    nodes += 1
-                    if event.anchor:
-                        sizes[event.anchor] = 1
-                else:
-                    anchor = event.anchor
-                    if anchor in open_anchors:
-                        raise refuse(f"alias *{anchor} refers to a collection that contains it (a cycle)", event)
-                    if anchor not in sizes:
-                        raise refuse(f"alias *{anchor} has no anchor before it", event)
-                    size = sizes[anchor]
-                    if key_position and size > 1:
-                        raise refuse("a key must be a string, not a mapping or list", event)
-                    expanded += size
-                    if expanded > max_alias:
-                        raise refuse(f"aliases expand to more than {max_alias:,} nodes (an alias bomb?); refused", event)
-                if nodes > max_nodes:
-                    raise refuse(f"more than {max_nodes:,} values in one file; refused", event)
-                if top is not None:
-                    if not top.mapping and top.index >= max_items:  # at the start of the item too many
-                        raise refuse(f"a list of more than {max_items:,} items; refused", event)
-                    top.size += size
-                    top.index += 1
-                    if top.mapping:
-                        top.key = event.value if key_position and kind is scalar_t else None
-                        top.expect_key = not top.expect_key
-                        if top.index > 2 * max_items:
-                            raise refuse(f"a mapping of more than {max_items:,} keys; refused", event)
-            elif kind in ends:
-                frame = stack.pop()
-                if frame.anchor:
-                    open_anchors.discard(frame.anchor)
-                    sizes[frame.anchor] = frame.size
-                if nodes > max_nodes:
-                    raise refuse(f"more than {max_nodes:,} values in one file; refused", event)
-                if stack:
-                    top = stack[-1]
-                    top.size += frame.size
-                    top.index += 1
-                    if top.mapping:
-                        top.key = None
-                        top.expect_key = not top.expect_key
-                        if top.index > 2 * max_items:
-                            raise refuse(f"a mapping of more than {max_items:,} keys; refused", event)
-            elif kind is yaml.DocumentStartEvent:
-                sizes.clear()
-    finally:
-        loader.dispose()
-    return None
-
 
 def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
     # An unquoted date is still the text the user wrote; JSON (and the Pulumi CLI) keep it a string.
@@ -323,11 +140,11 @@ class _KeyNotText(yaml.constructor.ConstructorError):
     """A mapping key that is a number, boolean or null: found while building, its key path after."""
 
 
-def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+def _unique_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     if not isinstance(node, yaml.MappingNode):  # `!!map [a]`: refused, not a TypeError
         raise yaml.constructor.ConstructorError(None, None, f"expected a mapping, but found {node.id}",
                                                 node.start_mark)
-    seen: set = set()
+    seen: set[Any] = set()
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
             continue  # `<<: *base` keys may be overridden by the mapping's own keys
@@ -339,16 +156,17 @@ def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool 
                               key_node.start_mark)
         seen.add(key)
     loader.flatten_mapping(node)
-    return loader.construct_mapping(node, deep)
+    mapping: dict[Any, Any] = loader.construct_mapping(node, deep)
+    return mapping
 
 
-def _yaml_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Iterator[dict]:
-    data: dict = {}
+def _yaml_map(loader: Any, node: yaml.MappingNode) -> Iterator[dict[str, Any]]:
+    data: dict[str, Any] = {}
     yield data
     data.update(_unique_mapping(loader, node))
 
 
-class _Constructor(_Parser):  # type: ignore[misc, valid-type]
+class _Constructor(_Parser):  # type: ignore[valid-type, misc]  # the parser class is chosen at import
     """Safe construction with the rules above; events were checked first."""
 
 
@@ -393,18 +211,16 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
         limits.max_alias_nodes
     docs: list[Document] = []
     # open collections: [container, is mapping, pending key (or _UNSET), children, size, anchor]
-    stack: list[list] = []
-    anchors: dict = {}  # anchor -> (value, size) of the current document
-    open_anchors: set = set()
+    stack: list[list[Any]] = []
+    anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, size) of the current document
+    open_anchors: set[str] = set()
     nodes = expanded = line = 0
-    tags: dict = {}  # plain scalar text -> resolved tag
+    tags: dict[str, str] = {}  # plain scalar text -> resolved tag
     if loader.yaml_path_resolvers:  # pragma: no cover - SafeLoader has none
         return None
     try:
-        while True:
-            event = loader.get_event()
-            if event is None:
-                break
+        events: Iterator[Any] = iter(loader.get_event, None)  # the C parser's events (untyped in the stubs)
+        for event in events:
             kind = type(event)
             if kind is scalar_t:
                 if event.tag is not None:
@@ -495,7 +311,7 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
                 top[0].append(value)
     except _ListTooLong:
         raise
-    except Exception:  # noqa: BLE001 - any problem is reported by the checked path
+    except Exception:
         return None
     finally:
         loader.dispose()
@@ -508,10 +324,10 @@ class _ListTooLong(Exception):
         self.event, self.path = event, path
 
 
-def _plain_path(stack: list[list]) -> str:
+def _plain_path(stack: list[list[Any]]) -> str:
     """The key path of the one-pass reader's open collections, as `_path` writes check_events'."""
     out = ""
-    for container, mapping, key, children, _size, _anchor in stack:
+    for _container, mapping, key, children, _size, _anchor in stack:
         if mapping:
             if key is not _UNSET:
                 out += f".{key}" if out else str(key)
@@ -522,8 +338,6 @@ def _plain_path(stack: list[list]) -> str:
 
 def load_documents(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> list[Document]:
     """Every document of a YAML stream, checked first, then built."""
-    from .listlimit import refuse_long_list  # it walks with this module's checks
-
     refuse_long_list(text, display, limits)
     try:
         docs = _load_plain(text, limits)
@@ -543,11 +357,13 @@ def _load_checked(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> l
         try:
             while loader.check_node():
                 node = loader.get_node()
+                assert node is not None  # check_node() said there is one
                 docs.append(Document(loader.construct_document(node), node.start_mark.line + 1))
         finally:
             loader.dispose()
     except _KeyNotText as err:  # the constructor knows no key path: one more walk finds it
         mark = err.problem_mark
+        assert mark is not None  # _unique_mapping raises it with the key's mark
         try:
             path = walk_events(text, display, limits, find_key=(mark.line, mark.column)) or ""
         except (UnsafeInput, yaml.YAMLError):  # pragma: no cover - the same text passed the walk before
@@ -579,8 +395,8 @@ def load_yaml_files(path: Any, display: str | None = None, limits: Limits = DEFA
 
 # --- JSON --------------------------------------------------------------------------------------
 
-def _pairs(pairs: list) -> dict:
-    out: dict = {}
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
             raise ValueError(f"duplicate key {key!r}")
@@ -636,5 +452,19 @@ def load_json_file(path: Any, display: str | None = None, limits: Limits = DEFAU
     return load_json_text(read_text(path, display, limits), display, limits)
 
 
-__all__ = ["DEFAULT_LIMITS", "Document", "Limits", "file_kind", "UnsafeInput", "check_events", "decode", "load_documents",
-           "load_json_file", "load_json_text", "load_yaml_file", "load_yaml_files", "read_bytes", "read_text"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "Document",
+    "Limits",
+    "UnsafeInput",
+    "check_events",
+    "decode",
+    "file_kind",
+    "load_documents",
+    "load_json_file",
+    "load_json_text",
+    "load_yaml_file",
+    "load_yaml_files",
+    "read_bytes",
+    "read_text",
+]

@@ -1,11 +1,11 @@
 """Helpers around a cosmic-ray session (`make mutation` runs them; cosmic-ray mutates the pydantic
 validators, which mutmut 3 skips as decorated functions).
 
-    python -m tests.cosmic_ray_session run [--sample N] MODULE...  # all of it, per module (make mutation)
-    python -m tests.cosmic_ray_session skip-annotations SESSION   # before `cosmic-ray exec`
-    python -m tests.cosmic_ray_session sample SESSION N [SEED]    # run only N pending mutants, drawn at random
-    python -m tests.cosmic_ray_session report SESSION...          # kill rate per module
-    python -m tests.cosmic_ray_session recheck SESSION            # re-run the survivors against today's tests
+    python -m tools.cosmic_ray_session run [--sample N] MODULE...  # all of it, per module (make mutation)
+    python -m tools.cosmic_ray_session skip-annotations SESSION   # before `cosmic-ray exec`
+    python -m tools.cosmic_ray_session sample SESSION N [SEED]    # run only N pending mutants, drawn at random
+    python -m tools.cosmic_ray_session report SESSION...          # kill rate per module
+    python -m tools.cosmic_ray_session recheck SESSION            # re-run the survivors against today's tests
 
 `skip-annotations` marks as skipped the mutants inside a function's parameter or return annotation
 (`str | None` -> `str + None`): the modules use `from __future__ import annotations`, so those are
@@ -15,7 +15,6 @@ evaluates them). The report's kill rate is killed / (killed + survived) over the
 from __future__ import annotations
 
 import ast
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -103,7 +102,7 @@ def report(sessions: list[str], cwd: str = ".") -> int:
     return 0
 
 
-# Tests that exercise the config models without a Pulumi mock run (tests.mutation_fast drops those);
+# Tests that exercise the config models without a Pulumi mock run (tools.mutation_fast drops those);
 # the direct model tests first, so `-x` stops a killed mutant within a second or two of the imports.
 TESTS = ["tests/test_config_model_rules.py", "tests/test_known_values_upstream.py", "tests/test_builder_manifests.py",
          "tests/test_config_validation.py", "tests/test_config_coverage_rules.py", "tests/test_config_trailing_newline.py",
@@ -129,7 +128,7 @@ def run(modules: list[str], sample_size: int = 0) -> int:
             config = sessions_dir / (Path(module).stem + ".toml")
             config.write_text(
                 f'[cosmic-ray]\nmodule-path = "{module}"\ntimeout = 300.0\nexcluded-modules = []\n'
-                f'test-command = "{python} -m pytest -x -q -p no:cacheprovider -p tests.mutation_fast {" ".join(TESTS)}"\n'
+                f'test-command = "{python} -m pytest -x -q -p no:cacheprovider -p tools.mutation_fast {" ".join(TESTS)}"\n'
                 '[cosmic-ray.distributor]\nname = "local"\n')
             session.unlink(missing_ok=True)
             subprocess.run([cosmic_ray, "init", str(config), str(session)], cwd=scratch, check=True)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import random
 
-from .. import labels as L
-from ..models import LabelSelector, NodeClassRef, NodePool, Offering, InstanceType, Pod, PodAffinityTerm, PodSpec, \
+from kubefacts import labels as L
+from provisioner.models import LabelSelector, NodeClassRef, NodePool, Offering, InstanceType, Pod, PodAffinityTerm, PodSpec, \
     TopologySpreadConstraint
-from ..quantity import gib, mib, parse
-from ..scheduling.requirements import Requirement, Requirements
+from kubefacts.quantity import gib, mib, milli
+from provisioner.scheduling.requirements import Requirement, Requirements
 
 CPUS = ("100m", "250m", "500m", "1000m", "1500m")
 MEMORIES = ("100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi")
@@ -42,11 +42,11 @@ def instance_types(total: int = 400) -> list:
 
 def nodepool() -> NodePool:
     return NodePool("default", NodeClassRef("karpenter.k8s.aws", "EC2NodeClass", "default"),
-                    limits={L.CPU: parse("10000000"), L.MEMORY: parse("10000000Gi")})
+                    limits={L.CPU: milli("10000000"), L.MEMORY: milli("10000000Gi")})
 
 
 def _spec(rng, labels, **constraints) -> PodSpec:
-    requests = {L.CPU: parse(rng.choice(CPUS)), L.MEMORY: parse(rng.choice(MEMORIES)), L.PODS: 1000}
+    requests = {L.CPU: milli(rng.choice(CPUS)), L.MEMORY: milli(rng.choice(MEMORIES)), L.PODS: 1000}
     spec = PodSpec(namespace="default", labels=labels, requests=requests, **constraints)
     spec.key = ("default", json.dumps([sorted(labels.items()), sorted(requests.items())]),
                 repr(sorted(constraints.items())))

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from .errors import format_path
-from .imports import MANAGED_NODECLASS_KEYS, NODECLASS_API, NODEPOOL_API, Document, ImportResult
-from .nodeclasses import NodeClass
-from .teams import Team
+from .config.errors import format_path
+from .config.imports import MANAGED_NODECLASS_KEYS, NODECLASS_API, NODEPOOL_API, Document, ImportResult
+from .config.nodeclasses import NodeClass
+from .config.teams import Team
 
 
 def leaves(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
@@ -81,8 +81,10 @@ class Roundtrip:
 def roundtrip(docs: Iterable[Document], result: ImportResult, team_name: str) -> Roundtrip:
     """Render the imported config the way the stack will (the stack's own role and selectors aside)
     and compare it with every original spec."""
-    from ..nodeclasses import nodeclass_manifest
-    from ..nodepools import nodepool_manifest
+    # The builders import the Pulumi SDK: loaded only once an import passed its checks (a
+    # refusal stays fast). Not a cycle: components.config never imports this module.
+    from .nodeclasses import nodeclass_manifest
+    from .nodepools import nodepool_manifest
 
     found = Roundtrip()
     if result.team is None:
