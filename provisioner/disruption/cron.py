@@ -12,13 +12,9 @@ from __future__ import annotations
 import calendar
 from datetime import MAXYEAR, datetime, timedelta, timezone
 
+from kubefacts import cron
 from kubefacts.errors import Refusal
 
-_MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
-_DAYS = {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}
-_DESCRIPTORS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
-                "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
-_BOUNDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}), (1, 12, _MONTHS), (0, 6, _DAYS))
 YEARS_SEARCHED = 5  # robfig/cron Next: "If no time is found within five years, return zero."
 
 
@@ -26,47 +22,18 @@ class CronError(Refusal, ValueError):
     """A schedule robfig/cron's ParseStandard refuses."""
 
 
-def _value(text: str, names: dict) -> int:
-    if text.lower() in names:
-        return names[text.lower()]
-    if not text.isdigit():
-        raise CronError(f"invalid value {text!r}")
-    return int(text)
-
-
-def _field(text: str, low: int, high: int, names: dict) -> tuple[frozenset, bool]:
-    """(allowed values, whether robfig sets the field's star bit: a `*` or `?` part with no step
-    above 1)."""
-    values: set = set()
-    star = False
-    for part in text.split(","):
-        rng, slash, step_text = part.partition("/")
-        step = int(step_text) if step_text.isdigit() else 0
-        if slash and step < 1:
-            raise CronError(f"invalid step in {part!r}")
-        if rng in ("*", "?"):
-            start, end = low, high
-            star = star or step <= 1
-        elif "-" in rng:
-            a, b = rng.split("-", 1)
-            start, end = _value(a, names), _value(b, names)
-        else:
-            start = _value(rng, names)
-            end = high if slash else start
-        if not low <= start <= end <= high:
-            raise CronError(f"{part!r} is out of range {low}-{high}")
-        values.update(range(start, end + 1, step or 1))
-    return frozenset(values), star
-
-
 class Schedule:
+    """A budget schedule (kubefacts.cron parses it) and when it fires."""
+
     def __init__(self, text: str):
-        spec = _DESCRIPTORS.get(text.strip(), text.strip())
-        fields = spec.split()
-        if len(fields) != 5:
-            raise CronError(f"expected 5 fields (minute hour day-of-month month day-of-week), got {len(fields)}")
-        parsed = [_field(f, lo, hi, names) for f, (lo, hi, names) in zip(fields, _BOUNDS)]
-        (self.minutes, _), (self.hours, _), (self.dom, self.dom_star), (self.months, _), (self.dow, self.dow_star) = parsed
+        try:
+            parsed = cron.parse(text)
+        except ValueError as err:
+            raise CronError(str(err)) from None
+        self.minutes, self.hours, self.months = parsed.minutes, parsed.hours, parsed.months
+        self.dom, self.dow = parsed.days_of_month, parsed.days_of_week
+        self.dom_star, self.dow_star = parsed.dom_star, parsed.dow_star
+        self._never = cron.never_fires(parsed)
         self._sorted_minutes, self._sorted_hours = sorted(self.minutes), sorted(self.hours)
 
     def day_matches(self, year: int, month: int, day: int) -> bool:
@@ -122,12 +89,8 @@ class Schedule:
         return None
 
     def never_fires(self) -> bool:
-        """No date can match: the day-of-week field is a star (so both day fields must match)
-        and no month named has a day of the month named (`0 0 31 2 *`, `0 0 30 2 *`)."""
-        if not self.dow_star or self.dom_star:
-            return False
-        return not any(d <= calendar.monthrange(2024, m)[1] for m in self.months for d in self.dom)
-
+        """No date can match (`0 0 31 2 *`, `0 0 30 2 *`): kubefacts.cron.never_fires."""
+        return self._never
 
 def is_active(schedule: str, duration_seconds: float, now: datetime) -> bool:
     """Budget.IsActive: the next firing after (now - duration) is not after now. robfig's zero

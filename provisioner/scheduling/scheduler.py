@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from kubefacts import labels as L
+from kubefacts.labels import PREFER_NO_SCHEDULE
 from ..memo import remember
 from kubefacts.quantity import format_quantity
 from .existing import ExistingNodes, PreparedNode, prepare_nodes
@@ -23,6 +24,7 @@ from .nodeclaim import WELL_KNOWN, NodeClaim, Proposal, hostname_requirement, me
 from .plan import PlannedNodeClaim, Results, build_results
 from .preferences import Signature, Variant, initial, relax
 from .requirements import Requirements
+from .resources import add
 from .taints import PREFER_NO_SCHEDULE, ports_conflict
 from .topology import AFFINITY, ANTI, SPREAD, NodeFilter, Topology, domain_universe
 

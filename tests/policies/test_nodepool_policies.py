@@ -1,5 +1,6 @@
 """NodePool policies, each with passing and failing stacks built as the analyzer builds them."""
 
+import pytest
 import json
 
 import pytest
@@ -79,6 +80,7 @@ def test_limits_unknown_pass():
 
 # --- nodepool-has-instance-types ---
 
+@pytest.mark.slow
 def test_has_instance_types_general_pool_pass():
     assert run("nodepool-has-instance-types", [nodepool()]) == []
 
@@ -129,6 +131,7 @@ def test_has_instance_types_invalid_operator_fail():
     assert "unknown operator 'Equals'" in message
 
 
+@pytest.mark.slow
 def test_has_instance_types_zone_outside_default_region_pass():
     requirements = [*nodepool()["props"]["spec"]["template"]["spec"]["requirements"],
                     {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eu-west-1a", "eu-west-1b"]}]
