@@ -43,6 +43,6 @@ def test_offline_render_refuses_an_arn_of_another_partition_with_its_key_path(tm
 
 def test_arn_of_the_regions_partition_is_accepted(tmp_path, capsys):
     root = write_project(tmp_path, settings("cn-north-1", {"nodeRole": {"existingArn": "arn:aws-cn:iam::123456789012:role/nodes"}}), {})
-    from components.config import load_platform
+    from components.platform import load_platform
 
     assert load_platform(root, "test").settings.cluster.region == "cn-north-1"

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.config import load_platform
+from components.platform import load_platform
 from offline.importer import read_documents, run
 from components.config.imports import import_documents
 from components.config.migrate import migrate_documents
-from components.config.roundtrip import roundtrip
+from components.roundtrip import roundtrip
 from components.crds import validator_for
 from provisioner.api import simulate
 from provisioner.report import render_json

@@ -20,7 +20,7 @@ from components.config.imports import Document, import_documents
 from components.config.migrate import migrate_documents
 from components.config.migrate.common import Log, seconds
 from components.config.migrate.nodeclass import selector_terms
-from components.config.roundtrip import roundtrip
+from components.roundtrip import roundtrip
 from provisioner.disruption.snapshot import go_duration
 
 

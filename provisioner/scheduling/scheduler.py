@@ -24,8 +24,7 @@ from .nodeclaim import WELL_KNOWN, NodeClaim, Proposal, hostname_requirement, me
 from .plan import PlannedNodeClaim, Results, build_results
 from .preferences import Signature, Variant, initial, relax
 from .requirements import Requirements
-from .resources import add
-from .taints import PREFER_NO_SCHEDULE, ports_conflict
+from .taints import ports_conflict
 from .topology import AFFINITY, ANTI, SPREAD, NodeFilter, Topology, domain_universe
 
 _SKIP_MIN_NODES = 32  # below this, proposing to every node costs less than building the arrays

@@ -3,7 +3,6 @@
 import pytest
 import json
 
-import pytest
 
 from tests.policies.analyzer import UNKNOWN, messages, resource, run, urn_of
 from tests.policies.builders import nodeclass, nodepool, release
