@@ -31,6 +31,10 @@ SUBCOMMANDS = (
      "which NodePools and EC2NodeClasses a manifest change drifts, and how many nodes Karpenter replaces"),
     ("consolidate", "provisioner.commands.consolidate",
      "what Karpenter's consolidation would do now with this cluster snapshot, and why not elsewhere"),
+    ("replay", "provisioner.commands.replay",
+     "replay a trace of workload events over simulated time: what Karpenter launches, disrupts and costs"),
+    ("trace", "provisioner.commands.trace",
+     "write a replay trace: a synthetic diurnal one, or one read from a Kubernetes audit log"),
 )
 HELP = {name: help_text for name, _, help_text in SUBCOMMANDS}  # what each command's `register` says
 EXIT_INVALID_INPUT = 2

@@ -1,0 +1,152 @@
+"""Karpenter's disruption controller over the replayed cluster: the replayed state as a disruption
+Snapshot, and one pass of the methods in upstream's order (pkg/controllers/disruption/controller.go:
+emptiness, drift, multi-node consolidation, single-node consolidation; the first that produces a
+command ends the pass), on the pure functions `provisioner consolidate` uses
+(provisioner.disruption.consolidation), so the replay decides exactly as that command does.
+
+Drift (pkg/controllers/disruption/drift.go ComputeCommands): drifted candidates within the
+NodePool's `Drifted` budget; empty ones are deleted together, else the first whose pods all
+schedule elsewhere is replaced by the NodeClaims that scheduling needs (zero or more).
+
+PodDisruptionBudget status is computed from the replayed pods (the disruption controller of
+kube-controller-manager): healthy = matching pods bound to Ready nodes, expected = matching pods.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from .. import labels as L
+from ..disruption.budgets import budget_mapping
+from ..disruption.consolidation import _Pass
+from ..disruption.snapshot import NodeClaimInfo, NodeInfo, PodInfo, Snapshot
+from ..models import Inputs
+
+REASON_DRIFTED = "Drifted"
+
+
+@dataclass
+class Command:
+    reason: str  # empty | underutilized | drifted
+    nodes: list
+    replacements: list = field(default_factory=list)  # ("claim", NodeClaimResult) or ("offer", Replacement, pool)
+
+
+@dataclass(frozen=True)
+class PdbSpec:
+    """A PodDisruptionBudget's spec; its status is computed from the replayed pods."""
+    pdb: object  # disruption.snapshot.Pdb (selector, namespace, flags)
+    min_available: tuple | None  # ("int", n) | ("str", "50%")
+    max_unavailable: tuple | None
+
+
+def _scaled(value: tuple, total: int) -> int:
+    kind, raw = value
+    if kind == "int":
+        return int(raw)
+    text = str(raw)
+    if text.endswith("%"):
+        return math.ceil(int(text[:-1]) * total / 100)  # intstr.GetScaledValueFromIntOrPercent, rounding up
+    return int(text)
+
+
+def pdb_status(spec: PdbSpec, pods, ready_nodes) -> int:
+    """disruptionsAllowed as the PDB controller computes it (pkg/controller/disruption)."""
+    pdb = spec.pdb
+    matching = [p for p in pods if p.spec.namespace == pdb.namespace and pdb.selector.matches(p.labels)]
+    expected = len(matching)
+    healthy = sum(1 for p in matching if p.node is not None and p.node in ready_nodes)
+    if spec.max_unavailable is not None:
+        desired = expected - _scaled(spec.max_unavailable, expected)
+    elif spec.min_available is not None:
+        desired = _scaled(spec.min_available, expected)
+    else:
+        desired = expected
+    return max(0, healthy - max(desired, 0))
+
+
+def pod_info(pod) -> PodInfo:
+    owners = (pod.owner,) if pod.owner else ()
+    if pod.daemon:
+        owners = (("apps/v1", "DaemonSet"),)
+    return PodInfo(name=pod.name, namespace=pod.spec.namespace, node_name=pod.node, labels=pod.labels,
+                   annotations=pod.annotations, owners=owners, priority=None, terminal=False, terminating=False,
+                   ready_false=False, tolerates_disrupted=False)
+
+
+def snapshot(cluster, pools: dict, pdbs: list, now: float) -> Snapshot:
+    """The replayed cluster as the disruption functions read a `kubectl get` snapshot.
+
+    A NodeClaim is Consolidatable once its NodePool's consolidateAfter has passed since its last
+    pod event (pkg/controllers/nodeclaim/disruption/consolidation.go)."""
+    nodes = sorted(cluster.nodes.values(), key=lambda n: n.name)
+    ready = {n.name for n in nodes if n.ready}
+    inputs = Inputs(nodepools=cluster.inputs.nodepools, nodeclasses=cluster.inputs.nodeclasses,
+                    pods=[p.model() for p in cluster.pending.values()],
+                    bound_pods=[cluster.pods[p].model(n.name) for n in nodes for p in sorted(n.pods)],
+                    daemonsets=cluster.inputs.daemonsets, nodes=[n.existing() for n in nodes],
+                    overlays=cluster.inputs.overlays, namespaces=cluster.inputs.namespaces)
+    infos = []
+    for n in nodes:
+        labels = dict(n.labels)
+        if n.ready:
+            labels[L.INITIALIZED] = "true"
+        claim = None
+        if n.pool is not None:
+            spec = pools.get(n.pool)
+            after = spec.consolidate_after if spec is not None else None
+            consolidatable = n.ready and after is not None and now >= n.last_pod_event + after
+            claim = NodeClaimInfo(n.name, deleting=n.deleting or n.disrupting, consolidatable=consolidatable)
+        infos.append(NodeInfo(n.name, labels, dict(n.annotations), n.deleting or n.disrupting,
+                              True if n.ready else False, claim))
+    alive = list(cluster.pods.values())
+    pdb_objs = [replace(s.pdb, disruptions_allowed=pdb_status(s, alive, ready), has_status=True) for s in pdbs]
+    bound = [pod_info(cluster.pods[p]) for n in nodes for p in sorted(n.pods)]
+    return Snapshot(inputs, pools=dict(pools), nodes=infos, pods=bound, pdbs=pdb_objs, nodeclaims_given=True)
+
+
+def _drift(p: _Pass, snap: Snapshot, drifted: set, now) -> Command | None:
+    """drift.go ComputeCommands over the candidates of drifted nodes."""
+    cands = sorted((c for c in p.candidates if c.name in drifted), key=lambda c: c.name)
+    if not cands:
+        return None
+    budgets = budget_mapping(snap, REASON_DRIFTED, now)
+    used: dict = {}
+    empty = []
+    for c in cands:
+        b = budgets.get(c.pool)
+        if c.empty and b is not None and b.remaining - used.get(c.pool, 0) > 0:
+            empty.append(c.name)
+            used[c.pool] = used.get(c.pool, 0) + 1
+    if empty:
+        return Command("drifted", empty)
+    for c in cands:
+        b = budgets.get(c.pool)
+        if b is None or b.remaining <= 0:
+            continue
+        sim = p.simulator.run([c])
+        if sim.errors or sim.uninitialized:
+            continue
+        return Command("drifted", [c.name], [("claim", claim) for claim in sim.nodeclaims])
+    return None
+
+
+def disruption_pass(cluster, pools: dict, pdbs: list, drifted: set, now_s: float, wall, catalog, region, zones,
+                    spot_discount, spot_to_spot) -> Command | None:
+    """One pass of the disruption controller at replay time `now_s` (wall clock `wall`, for
+    scheduled budgets): the command it starts, or None."""
+    snap = snapshot(cluster, pools, pdbs, now_s)
+    p = _Pass(snap, catalog, region, zones, spot_discount, spot_to_spot, wall)
+    action = p.emptiness()
+    if action is not None:
+        return Command("empty", list(action.nodes))
+    command = _drift(p, snap, drifted, wall)
+    if command is not None:
+        return command
+    eligible = p._consolidation_candidates()
+    action = p.multi_node(eligible) or p.single_node(eligible)
+    if action is None:
+        return None
+    pool = cluster.nodes[action.nodes[0]].pool
+    reps = [("offer", action.replacement, pool)] if action.replacement is not None else []
+    return Command("underutilized", list(action.nodes), reps)
