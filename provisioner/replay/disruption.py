@@ -131,10 +131,23 @@ def _drift(p: _Pass, snap: Snapshot, drifted: set, now) -> Command | None:
     return None
 
 
+def any_consolidatable(cluster, pools: dict, now: float) -> bool:
+    """Whether some Ready, managed node not being deleted is past its consolidateAfter (what
+    emptiness and consolidation both require of a candidate, candidates.py _consolidatable)."""
+    for n in cluster.nodes.values():
+        spec = pools.get(n.pool) if n.pool else None
+        if (spec is not None and n.ready and not n.deleting and not n.disrupting and spec.consolidate_after is not None
+                and now >= n.last_pod_event + spec.consolidate_after):
+            return True
+    return False
+
+
 def disruption_pass(cluster, pools: dict, pdbs: list, drifted: set, now_s: float, wall, catalog, region, zones,
                     spot_discount, spot_to_spot) -> Command | None:
     """One pass of the disruption controller at replay time `now_s` (wall clock `wall`, for
     scheduled budgets): the command it starts, or None."""
+    if not drifted and not any_consolidatable(cluster, pools, now_s):
+        return None  # every candidate would fail the Consolidatable check: the pass finds nothing
     snap = snapshot(cluster, pools, pdbs, now_s)
     p = _Pass(snap, catalog, region, zones, spot_discount, spot_to_spot, wall)
     action = p.emptiness()
