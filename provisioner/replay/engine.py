@@ -109,6 +109,7 @@ class Replay:
         self.schedule_due = False
         self.new_pending = False
         self.node_seq = 0
+        self.passes = 0  # disruption passes run (a pass runs only after a change)
         self._load(list(objects), list(origins) if origins else [None] * len(objects))
 
     # -- set-up -----------------------------------------------------------------------------------
@@ -517,6 +518,7 @@ class Replay:
         self.pass_at = None
         self.last_pass = now
         self.changed = False
+        self.passes += 1
         wall = (self.o.start + timedelta(seconds=now)).replace(tzinfo=None)
         cmd = disruption_pass(self.cluster, self.pool_specs, list(self.pdbs.values()), self.drifted, now, wall,
                               self.catalog, self.o.region, self.o.zones, self.o.spot_discount, self.o.spot_to_spot)
