@@ -26,6 +26,7 @@ from datetime import datetime, timedelta, timezone
 from .. import labels as L
 from ..api import nodepool_instance_types, resolve_catalog
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
+from ..disruption.cron import Schedule
 from ..disruption.drift import drift
 from ..disruption.pdb import Limits, do_not_disrupt
 from ..disruption.snapshot import go_duration, load_pdb, load_pool_disruption, load_snapshot
@@ -110,6 +111,7 @@ class Replay:
         self.new_pending = False
         self.node_seq = 0
         self.passes = 0  # disruption passes run (a pass runs only after a change)
+        self.budget_wake = None
         self._load(list(objects), list(origins) if origins else [None] * len(objects))
 
     # -- set-up -----------------------------------------------------------------------------------
@@ -523,6 +525,7 @@ class Replay:
         cmd = disruption_pass(self.cluster, self.pool_specs, list(self.pdbs.values()), self.drifted, now, wall,
                               self.catalog, self.o.region, self.o.zones, self.o.spot_discount, self.o.spot_to_spot)
         if cmd is None:
+            self._wake_at_budget_boundary(now)
             return
         launched = []
         for rep in cmd.replacements:
@@ -551,6 +554,15 @@ class Replay:
                     self._drain(node, now)
         self._touch()
 
+    def _wake_at_budget_boundary(self, now: float) -> None:
+        """A scheduled budget opening or closing changes what a pass may do: upstream notices it
+        within its 5-minute consolidation-state timeout (state/cluster.go ConsolidationState);
+        here the next pass runs at the boundary itself."""
+        boundary = budget_boundary(self.pool_specs, self.o.start, now, self.o.until)
+        if boundary is not None and (self.budget_wake is None or boundary < self.budget_wake or self.budget_wake <= now):
+            self.budget_wake = boundary
+            self.clock.at(boundary, CLUSTER, "budget", None)
+
     # -- loop -------------------------------------------------------------------------------------
     def run(self) -> dict:
         until = self.o.until
@@ -570,6 +582,7 @@ class Replay:
             "batch": lambda p, t: self._batch(t), "disrupt": lambda p, t: self._disrupt(t),
             "drain": self._drain_retry, "force": self._force, "reclaim": self._force,
             "schedule": lambda p, t: self._schedule(t),
+            "budget": self._budget,
         }
         now = 0.0
         while True:
@@ -613,6 +626,10 @@ class Replay:
         if node is not None and node.last_pod_event == stamp:
             self.changed = True
 
+    def _budget(self, payload, now: float) -> None:
+        self.budget_wake = None
+        self.changed = True
+
     def _drain_retry(self, name, now: float) -> None:
         node = self.cluster.nodes.get(name)
         if node is not None:
@@ -622,6 +639,34 @@ class Replay:
         node = self.cluster.nodes.get(name)
         if node is not None:
             self._drain(node, now, force=True)
+
+
+def budget_boundary(pools: dict, start: datetime, now: float, until: float) -> float | None:
+    """The first time after `now` at which a scheduled budget of these NodePools opens (its
+    schedule fires) or closes (`duration` after its last firing): Budget.IsActive changes only there."""
+    wall = start + timedelta(seconds=now)
+    limit = start + timedelta(seconds=until)
+    best = None
+    for spec in pools.values():
+        for budget in spec.budgets:
+            if not budget.schedule:
+                continue
+            schedule = Schedule(budget.schedule)
+            duration = timedelta(seconds=go_duration(budget.duration or "0s") or 0.0)
+            opens = schedule.next_after(wall, limit)
+            times = [opens] if opens else []
+            fired = schedule.next_after(wall - duration, wall)
+            last = None
+            while fired is not None:  # the last firing in (now - duration, now]
+                last = fired
+                fired = schedule.next_after(fired, wall)
+            if last is not None and last + duration > wall:
+                times.append(last + duration)
+            for t in times:
+                seconds = (t - start).total_seconds()
+                if now < seconds <= until and (best is None or seconds < best):
+                    best = seconds
+    return best
 
 
 def _api(kind: str | None) -> str:
