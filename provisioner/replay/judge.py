@@ -70,3 +70,18 @@ def judge(objects, origins, trace, options, changes: list, workers: int | None =
     elif accepted:
         tuned = candidates[[c["accepted"] for c in candidates].index(True)]["replay"]
     return {"baseline": base, "candidates": candidates, "accepted": accepted, "tuned": tuned}
+
+
+def before_after(before: tuple, after: tuple, trace, options, workers: int | None = None) -> tuple[dict, dict]:
+    """Figures (with evictions by reason) of the same trace over two sets of (objects, origins):
+    what the pull-request report shows "over the trace"."""
+    results = replay_all([(before[0], before[1], trace, options), (after[0], after[1], trace, options)], workers)
+    out = []
+    for result in results:
+        f = figures(result)
+        f["nodes_launched"] = result["summary"]["nodes_launched"]
+        f["evictions_by_reason"] = {}
+        for d in result["disruptions"]:
+            f["evictions_by_reason"][d["reason"]] = f["evictions_by_reason"].get(d["reason"], 0) + d["pods_evicted"]
+        out.append(f)
+    return out[0], out[1]
