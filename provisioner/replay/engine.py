@@ -28,7 +28,7 @@ from ..api import nodepool_instance_types, resolve_catalog
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
 from ..disruption.cron import Schedule
 from ..disruption.drift import drift
-from ..disruption.pdb import Limits, do_not_disrupt
+from ..disruption.pdb import do_not_disrupt
 from ..disruption.snapshot import go_duration, load_pdb, load_pool_disruption, load_snapshot
 from ..errors import InputError
 from ..loader import load_objects
@@ -43,6 +43,7 @@ from .workloads import OWNERS, Workload, key_of, load_workload
 DEFAULT_START = datetime(2026, 1, 5, tzinfo=timezone.utc)  # a Monday, 00:00 UTC
 POLLING_PERIOD = 10.0  # disruption controller.go pollingPeriod
 INTERRUPTION_NOTICE = 120.0  # EC2 spot interruption warning
+VALIDATION_WAIT = 15.0  # disruption/validation.go consolidationTTL
 DRAIN_RETRY = 10.0  # termination controller requeue while evictions are refused
 DEFAULT_EXPIRE_AFTER = "720h"  # NodePool spec.template.spec.expireAfter default (v1)
 KARPENTER_KINDS = ("NodePool", "EC2NodeClass", "NodeOverlay")
@@ -112,6 +113,7 @@ class Replay:
         self.node_seq = 0
         self.passes = 0  # disruption passes run (a pass runs only after a change)
         self.budget_wake = None
+        self.validating = False
         self._load(list(objects), list(origins) if origins else [None] * len(objects))
 
     # -- set-up -----------------------------------------------------------------------------------
@@ -527,6 +529,27 @@ class Replay:
         if cmd is None:
             self._wake_at_budget_boundary(now)
             return
+        if cmd.reason in ("empty", "underutilized"):
+            # validation.go: a consolidation command waits consolidationTTL (15 s) and is dropped if
+            # its candidates changed meanwhile; the controller does nothing else while it waits.
+            pods = {name: frozenset(self.cluster.nodes[name].pods) for name in cmd.nodes}
+            self.validating = True
+            self.clock.at(now + VALIDATION_WAIT, DISRUPT, "validate", (cmd, pods, now))
+            return
+        self._execute(cmd, now, now)
+
+    def _validate(self, payload, now: float) -> None:
+        cmd, pods, decided = payload
+        self.validating = False
+        self.changed = True  # the controller's next pass follows the wait
+        for name, before in pods.items():
+            node = self.cluster.nodes.get(name)
+            if node is None or node.deleting or node.disrupting or frozenset(node.pods) != before:
+                return  # no longer valid: dropped, the next pass decides again
+        self._execute(cmd, now, decided)
+
+    def _execute(self, cmd, now: float, decided: float) -> None:
+        """orchestration/queue.go: taint the candidates, launch the replacements, drain once they are Ready."""
         launched = []
         for rep in cmd.replacements:
             if rep[0] == "claim":
@@ -540,7 +563,7 @@ class Replay:
                 if node is None:
                     return  # no such offering (defensive): no command
             launched.append(node)
-        record = self._record(now, cmd.reason, cmd.nodes, [n.name for n in launched])
+        record = self._record(decided, cmd.reason, cmd.nodes, [n.name for n in launched])
         for name in cmd.nodes:
             self.cluster.nodes[name].disrupting = True
             self.cluster.nodes[name].record = record
@@ -582,7 +605,7 @@ class Replay:
             "batch": lambda p, t: self._batch(t), "disrupt": lambda p, t: self._disrupt(t),
             "drain": self._drain_retry, "force": self._force, "reclaim": self._force,
             "schedule": lambda p, t: self._schedule(t),
-            "budget": self._budget,
+            "budget": self._budget, "validate": self._validate,
         }
         now = 0.0
         while True:
@@ -605,7 +628,7 @@ class Replay:
         if self.schedule_due:
             self.schedule_due = False
             self.clock.at(now, SCHEDULE, "schedule", None)
-        if self.changed and self.pass_at is None:
+        if self.changed and self.pass_at is None and not self.validating:
             self.pass_at = max(now, self.last_pass + POLLING_PERIOD)
             self.clock.at(self.pass_at, DISRUPT, "disrupt", None)
 

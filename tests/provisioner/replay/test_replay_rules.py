@@ -241,3 +241,16 @@ def test_disruption_runs_on_changes_not_on_a_blind_tick():
     run = Replay(objs, None, trace, Options(until=86400))
     run.run()
     assert 24 <= run.passes <= 24 * 4
+
+
+def test_a_consolidation_command_is_dropped_when_its_candidate_changes_during_the_validation_wait(tmp_path, capsys):
+    """pkg/controllers/disruption/validation.go: the command waits consolidationTTL (15 s) and is
+    validated again; a pod bound to the empty node meanwhile voids it."""
+    events = [{"at": "0s", "apply": deployment(replicas=2)}, SCALE(0), SCALE(1, "3635s")]
+    _, out, _ = replay(capsys, tmp_path, base(), events, until="2h")
+    assert 3630.0 not in [d["time_s"] for d in out["disruptions"]]
+    events[2] = SCALE(1, "3650s")  # after the wait: the node is already gone
+    _, out, _ = replay(capsys, tmp_path, base(), events, until="2h")
+    assert [(d["reason"], d["time_s"]) for d in out["disruptions"]][0] == ("empty", 3630.0)
+    gone = [e["time_s"] for e in out["timeline"] if e["nodes"] == 0 and e["time_s"] > 3600]
+    assert gone[0] == 3645.0  # deleted when the 15 s wait ended
