@@ -7,7 +7,8 @@ Rules (each cites the upstream file it follows; tests/provisioner/replay/ test e
 - A launched NodeClaim is Ready `node_startup` later; until then it is in-flight capacity.
 - Disruption (pkg/controllers/disruption/controller.go) runs when the cluster state changed (a pod
   bound or gone, a node added, Ready or gone, a NodeClaim turning Consolidatable, a drift), at most
-  once per polling period (10 s), never on a blind tick. Replacements are launched first and the
+  once per polling period (10 s), never on a blind tick. A consolidation command waits 15 s and is
+  dropped if its candidates changed (validation.go). Replacements are launched first and the
   candidates drained once they are Ready (orchestration/queue.go).
 - Expiration (pkg/controllers/nodeclaim/expiration/controller.go) deletes a NodeClaim at
   launch + expireAfter, forcefully: no budget gates it. Draining respects do-not-disrupt and
