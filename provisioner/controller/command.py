@@ -66,6 +66,8 @@ def register(subparsers) -> None:
     parser.add_argument("--event-burst", type=int, default=20, help="events written in a burst at most (default 20)")
     parser.add_argument("--watch-timeout", type=int, default=300, metavar="SECONDS",
                         help="server-side timeout of each watch (default 300)")
+    parser.add_argument("--record-trace", metavar="PATH", help="write what the watches see as a replay trace "
+                                                                "(docs/replay.md), rewritten every minute")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     parser.set_defaults(run=run)
 
@@ -102,7 +104,12 @@ def run(args) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, shutdown)
-    start_reflectors(api, WATCHED, messages.put, stop, watch_timeout=args.watch_timeout)
+    sink, recorder = messages.put, None
+    if args.record_trace:
+        from ..replay.recorder import TraceRecorder
+        recorder = TraceRecorder(args.record_trace, clock)
+        sink = recorder.wrap(sink)
+    start_reflectors(api, WATCHED, sink, stop, watch_timeout=args.watch_timeout)
     if holder.load_live is not None:
         threading.Thread(target=holder.run, args=(stop, args.catalog_refresh, clock), name="catalog",
                          daemon=True).start()
@@ -111,4 +118,6 @@ def run(args) -> int:
         run_loop(controller, messages, stop, health, clock)
     finally:
         server.shutdown()
+        if recorder is not None:
+            recorder.flush()
     return 0
