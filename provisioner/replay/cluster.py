@@ -74,6 +74,7 @@ class SimPod:
     bound_at: float | None = None
     run_for: float | None = None
     daemon: bool = False
+    raw_spec: dict | None = None  # the pod spec as given (the disruption API reads objects)
 
     def model(self, node_name: str | None = None) -> Pod:
         return Pod(self.name, self.spec, node_name=node_name,

@@ -16,11 +16,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from datetime import datetime, timedelta
+
 from .. import labels as L
-from ..disruption.budgets import budget_mapping
-from ..disruption.consolidation import _Pass
-from ..disruption.snapshot import NodeClaimInfo, NodeInfo, PodInfo, Snapshot
+from ..disruption.snapshot import PodInfo
 from ..models import Inputs
+from ..quantity import format_resources
+
+try:  # one pass of the disruption controller as a documented pure function (provisioner/README.md)
+    from ..disruption.controller import disruption_pass as _pass_api
+    from ..state.reader import load_cluster
+except ImportError:  # before it: the pass `provisioner consolidate` runs, on a snapshot built here
+    _pass_api = None
+    from ..disruption.budgets import budget_mapping
+    from ..disruption.consolidation import _Pass
+    from ..disruption.snapshot import NodeClaimInfo, NodeInfo, Snapshot
 
 REASON_DRIFTED = "Drifted"
 
@@ -38,6 +48,7 @@ class PdbSpec:
     pdb: object  # disruption.snapshot.Pdb (selector, namespace, flags)
     min_available: tuple | None  # ("int", n) | ("str", "50%")
     max_unavailable: tuple | None
+    raw: dict | None = None  # the object as given
 
 
 def _scaled(value: tuple, total: int) -> int:
@@ -143,11 +154,20 @@ def any_consolidatable(cluster, pools: dict, now: float) -> bool:
 
 
 def disruption_pass(cluster, pools: dict, pdbs: list, drifted: set, now_s: float, wall, catalog, region, zones,
-                    spot_discount, spot_to_spot) -> Command | None:
+                    spot_discount, spot_to_spot, objects=()) -> Command | None:
     """One pass of the disruption controller at replay time `now_s` (wall clock `wall`, for
-    scheduled budgets): the command it starts, or None."""
+    scheduled budgets): the command it starts, or None. `objects`: the NodePools, EC2NodeClasses,
+    NodeOverlays and DaemonSets as given (read by the disruption API, when it is there)."""
     if not drifted and not any_consolidatable(cluster, pools, now_s):
         return None  # every candidate would fail the Consolidatable check: the pass finds nothing
+    if _pass_api is not None:
+        state = load_cluster(list(objects) + cluster_objects(cluster, pools, pdbs, drifted, now_s, wall))
+        result = _pass_api(state, catalog, wall, region=region, zones=tuple(zones), spot_discount=spot_discount,
+                           spot_to_spot=spot_to_spot)
+        if not result.commands:
+            return None
+        cmd = result.commands[0]
+        return Command(cmd.reason, list(cmd.candidates), [("api", r) for r in cmd.replacements])
     snap = snapshot(cluster, pools, pdbs, now_s)
     p = _Pass(snap, catalog, region, zones, spot_discount, spot_to_spot, wall)
     action = p.emptiness()
@@ -163,3 +183,66 @@ def disruption_pass(cluster, pools: dict, pdbs: list, drifted: set, now_s: float
     pool = cluster.nodes[action.nodes[0]].pool
     reps = [("offer", action.replacement, pool)] if action.replacement is not None else []
     return Command("underutilized", list(action.nodes), reps)
+
+
+def _stamp(wall: datetime, seconds_ago: float) -> str:
+    return (wall - timedelta(seconds=max(0.0, seconds_ago))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _pod_object(pod, node_name: str | None) -> dict:
+    namespace, name = pod.name.split("/", 1)
+    meta = {"name": name, "namespace": namespace, "labels": dict(pod.labels), "annotations": dict(pod.annotations)}
+    owner = ("apps/v1", "DaemonSet") if pod.daemon else pod.owner
+    if owner:
+        meta["ownerReferences"] = [{"apiVersion": owner[0], "kind": owner[1], "name": "replayed", "controller": True}]
+    spec = dict(pod.raw_spec or {"containers": []})
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec,
+            "status": {"phase": "Running" if node_name else "Pending"}}
+
+
+def cluster_objects(cluster, pools: dict, pdbs: list, drifted: set, now: float, wall: datetime) -> list:
+    """The replayed nodes, NodeClaims, pods and PDBs as the Kubernetes objects the disruption
+    API reads (`kubectl get -o yaml` shapes), with the conditions its NodeClaim controllers would
+    have set: Consolidatable once consolidateAfter has passed since the last pod event, Drifted."""
+    out = []
+    for n in sorted(cluster.nodes.values(), key=lambda n: n.name):
+        labels = dict(n.labels)
+        if n.ready:
+            labels[L.INITIALIZED] = "true"
+            labels[L.REGISTERED] = "true"
+        node = {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": n.name, "labels": labels, "annotations": dict(n.annotations)},
+                "spec": {"providerID": f"replay:///{n.name}",
+                         "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints]},
+                "status": {"allocatable": format_resources(n.allocatable), "capacity": format_resources(n.capacity),
+                           "conditions": [{"type": "Ready", "status": "True" if n.ready else "False"}]}}
+        if n.deleting or n.disrupting:
+            node["metadata"]["deletionTimestamp"] = _stamp(wall, 0)
+        out.append(node)
+        if n.pool is None:
+            continue
+        spec = pools.get(n.pool)
+        after = spec.consolidate_after if spec is not None else None
+        conditions = []
+        if n.ready and after is not None and now >= n.last_pod_event + after:
+            conditions.append({"type": "Consolidatable", "status": "True"})
+        if n.name in drifted:
+            conditions.append({"type": "Drifted", "status": "True", "lastTransitionTime": _stamp(wall, now - n.launched_at)})
+        claim = {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+                 "metadata": {"name": n.name, "labels": {L.NODEPOOL: n.pool}},
+                 "status": {"nodeName": n.name, "providerID": f"replay:///{n.name}", "conditions": conditions,
+                            "lastPodEventTime": _stamp(wall, now - n.last_pod_event)}}
+        if n.deleting or n.disrupting:
+            claim["metadata"]["deletionTimestamp"] = _stamp(wall, 0)
+        out.append(claim)
+    for pod in cluster.pods.values():
+        out.append(_pod_object(pod, pod.node))
+    ready = {n.name for n in cluster.nodes.values() if n.ready}
+    alive = list(cluster.pods.values())
+    for s in pdbs:
+        if s.raw is not None:
+            out.append({**s.raw, "status": {"disruptionsAllowed": pdb_status(s, alive, ready)}})
+    return out
+

@@ -156,6 +156,13 @@ class Replay:
         for info in snap.pods:  # annotations (do-not-disrupt) of the starting pods
             if info.name in self.cluster.pods:
                 self.cluster.pods[info.name].annotations = dict(info.annotations)
+        for obj in objects:  # pod specs as given, for the disruption API's object reader
+            if isinstance(obj, dict) and obj.get("kind") == "Pod" and isinstance(obj.get("spec"), dict):
+                meta = _meta(obj)
+                pod = self.cluster.pods.get(f"{meta.get('namespace') or 'default'}/{meta.get('name')}")
+                if pod is not None:
+                    pod.raw_spec = {k: v for k, v in obj["spec"].items() if k != "nodeName"}
+        self.daemonset_objs = [o for o in objects if isinstance(o, dict) and o.get("kind") == "DaemonSet"]
 
     def _reload_pools(self, objects_changed: bool = True) -> None:
         objs = [o for o, _ in self.karpenter]
@@ -201,7 +208,7 @@ class Replay:
         ctx = Ctx(origin, kind, f"{ns}/{name}")
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         self.pdbs[(ns, name)] = PdbSpec(load_pdb(obj, ctx), _int_or_percent(spec.get("minAvailable")),
-                                        _int_or_percent(spec.get("maxUnavailable")))
+                                        _int_or_percent(spec.get("maxUnavailable")), obj)
 
     def _put_workload(self, obj, origin, run_for, from_trace: bool, now: float) -> None:
         w = load_workload(obj, origin, self.cluster.inputs.namespaces, run_for, require_run_for=from_trace)
@@ -218,7 +225,8 @@ class Replay:
     def _new_pod(self, w: Workload, now: float) -> SimPod:
         name = f"{w.namespace}/{w.name}" if w.kind == "Pod" else f"{w.namespace}/{w.name}-{w.created}"
         w.created += 1
-        pod = SimPod(name, w.spec, w.key, dict(w.labels), dict(w.annotations), w.owner, now, run_for=w.run_for)
+        pod = SimPod(name, w.spec, w.key, dict(w.labels), dict(w.annotations), w.owner, now, run_for=w.run_for,
+                     raw_spec=w.raw_spec)
         w.pods.append(pod)
         self.cluster.add_pod(pod)
         if len(self.cluster.pods) > MAX_PODS_ALIVE:
@@ -257,7 +265,7 @@ class Replay:
             self._reconcile(w, now)
         elif pod.owner is not None:  # a starting pod whose controller is not in the input
             clone = SimPod(self.cluster.fresh_name(pod.name), pod.spec, None, pod.labels, pod.annotations, pod.owner,
-                           now, run_for=pod.run_for)
+                           now, run_for=pod.run_for, raw_spec=pod.raw_spec)
             self.cluster.add_pod(clone)
             self.new_pending = True
 
@@ -526,7 +534,8 @@ class Replay:
         self.passes += 1
         wall = (self.o.start + timedelta(seconds=now)).replace(tzinfo=None)
         cmd = disruption_pass(self.cluster, self.pool_specs, list(self.pdbs.values()), self.drifted, now, wall,
-                              self.catalog, self.o.region, self.o.zones, self.o.spot_discount, self.o.spot_to_spot)
+                              self.catalog, self.o.region, self.o.zones, self.o.spot_discount, self.o.spot_to_spot,
+                              [o for o, _ in self.karpenter] + self.daemonset_objs)
         if cmd is None:
             self._wake_at_budget_boundary(now)
             return
@@ -557,6 +566,12 @@ class Replay:
                 c = rep[1]
                 node = self.cluster.launch(c.nodepool, c.instance_type, c.capacity_type, c.zone, c.price_usd_hour,
                                            c.labels, c.allocatable, now, self._node_name(c.nodepool))
+            elif rep[0] == "api":  # a Replacement of the disruption API (names its NodePool)
+                r = rep[1]
+                node = self.cluster.replacement_node(r.nodepool, r.instance_type, r.capacity_type, r.zone, now,
+                                                     self._node_name(r.nodepool))
+                if node is None:
+                    return
             else:
                 r, pool = rep[1], rep[2]
                 node = self.cluster.replacement_node(pool, r.instance_type, r.capacity_type, r.zone, now,

@@ -43,6 +43,7 @@ class Workload:
     created: int = 0  # pods created so far (names are <name>-<n>)
     pods: list = field(default_factory=list)  # SimPods alive, oldest first
     parent: tuple | None = None  # a CronJob's Job: the CronJob's key
+    raw_spec: dict | None = None  # the pod template's spec as given (for the disruption API's object reader)
 
     @property
     def key(self) -> tuple:
@@ -98,7 +99,7 @@ def load_workload(obj: dict, origin: str, namespaces: dict, run_for: float | Non
         pod = load_pod(obj, ctx, namespaces)
         meta = _meta(obj)
         return Workload(kind, namespace, name, pod.spec, dict(meta.get("labels") or {}),
-                        dict(meta.get("annotations") or {}), 1, completions=None)
+                        dict(meta.get("annotations") or {}), 1, completions=None, raw_spec=spec)
     if kind == "CronJob":
         text = ctx.string(spec.get("schedule"), "spec.schedule")
         try:
@@ -120,7 +121,8 @@ def load_workload(obj: dict, origin: str, namespaces: dict, run_for: float | Non
         if policy not in ("Allow", "Forbid", "Replace"):
             raise ctx.error("spec.concurrencyPolicy", f"expected Allow, Forbid or Replace, got {policy!r}")
         return Workload(kind, namespace, name, inner.spec, inner.labels, inner.annotations, 0, run_for=inner_run,
-                        schedule=schedule, schedule_text=text, concurrency=policy, job_template=job)
+                        schedule=schedule, schedule_text=text, concurrency=policy, job_template=job,
+                        raw_spec=inner.raw_spec)
     if kind not in OWNERS:
         raise ctx.error("kind", f"not a workload the replay runs: {kind}")
     pods = load_controller(obj, ctx, kind, namespaces, count=1)
@@ -138,8 +140,9 @@ def load_workload(obj: dict, origin: str, namespaces: dict, run_for: float | Non
             raise ctx.error("runFor", f"a Job must say how long its pods run: runFor on the event or the annotation "
                                       f"{RUN_FOR_ANNOTATION} on spec.template")
         return Workload(kind, namespace, name, pods[0].spec, labels, annotations, replicas,
-                        completions=completions if completions is not None else replicas, run_for=job_run)
+                        completions=completions if completions is not None else replicas, run_for=job_run,
+                        raw_spec=template.get("spec"))
     replicas = ctx.integer(spec.get("replicas"), "spec.replicas", 1)
     if replicas < 0:
         raise ctx.error("spec.replicas", f"must be zero or more, got {replicas}")
-    return Workload(kind, namespace, name, pods[0].spec, labels, annotations, replicas)
+    return Workload(kind, namespace, name, pods[0].spec, labels, annotations, replicas, raw_spec=template.get("spec"))
