@@ -254,3 +254,25 @@ def test_a_consolidation_command_is_dropped_when_its_candidate_changes_during_th
     assert [(d["reason"], d["time_s"]) for d in out["disruptions"]][0] == ("empty", 3630.0)
     gone = [e["time_s"] for e in out["timeline"] if e["nodes"] == 0 and e["time_s"] > 3600]
     assert gone[0] == 3645.0  # deleted when the 15 s wait ended
+
+
+def test_the_replayed_cluster_as_objects_reads_back_into_the_same_consolidation_answer():
+    """cluster_objects renders the replayed state as the objects the disruption API reads
+    (provisioner/README.md "Disruption API"); `consolidate` over them decides what the replay did."""
+    from datetime import datetime
+
+    from provisioner.disruption.consolidation import consolidate
+    from provisioner.disruption.snapshot import load_snapshot
+    from provisioner.replay.disruption import cluster_objects
+
+    trace = parse_trace({"events": [{"at": "0s", "apply": deployment(replicas=10)}, SCALE(2)]}, "t")
+    run = Replay(base(), None, trace, Options(until=3600 + 29))  # just before consolidateAfter passes
+    run.run()
+    wall = datetime(2026, 1, 5, 1, 0, 31)
+    objects = [o for o, _ in run.karpenter] + cluster_objects(run.cluster, run.pool_specs, [], set(), 3631.0, wall)
+    result = consolidate(load_snapshot(objects), now=wall)
+    [action] = result.actions
+    assert action.kind == "replace" and action.nodes == ["default-00001"]
+    assert action.replacement.instance_type == "m5.xlarge"
+    out = Replay(base(), None, trace, Options(until=7200.0)).run()
+    assert out["disruptions"][0]["nodes"] == ["default-00001"] and out["disruptions"][0]["time_s"] == 3630.0
