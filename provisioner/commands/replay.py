@@ -131,7 +131,7 @@ def run(args) -> int:
         if args.output == "json":
             text = render_json(result, compare)
         elif args.output == "html":
-            text = render_html(result, compare)
+            text = _html(result, compare)
         else:
             text = render_table(result, compare)
     if args.out:
@@ -148,5 +148,12 @@ def _render_batch(args, traces, results) -> str:
         return json.dumps({"traces": [{"trace": t.origin, **r} for t, r in zip(traces, results)]}, indent=2) + "\n"
     pairs = [(t.origin, r) for t, r in zip(traces, results)]
     if args.output == "html":
-        return render_html(results[0], pairs, title="Karpenter replay: fleet")
+        return _html(results[0], pairs, title="Karpenter replay: fleet")
     return render_table(results[0], pairs).split("Comparison:\n", 1)[-1]
+
+
+def _html(result, compare, **kw) -> str:
+    try:
+        return render_html(result, compare, **kw)
+    except ImportError as exc:
+        raise InputError(f"-o html needs plotly ({exc}): pip install 'karpenter-platform-provisioner[replay-html]'") from None

@@ -51,6 +51,8 @@ KARPENTER_KINDS = ("NodePool", "EC2NodeClass", "NodeOverlay")
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob", "Pod")
 MAX_NODES = 20_000  # a bounded refusal instead of a runaway replay
 MAX_PODS_ALIVE = 100_000
+MAX_STEPS = 5_000_000  # clock events per replay: a runaway (a per-minute CronJob for years) is refused
+MAX_UNTIL = 366 * 86400.0
 
 
 @dataclass
@@ -623,10 +625,17 @@ class Replay:
             "schedule": lambda p, t: self._schedule(t),
             "budget": self._budget, "validate": self._validate,
         }
+        if not 0 <= until <= MAX_UNTIL:
+            raise InputError(f"--until must be between 0s and {MAX_UNTIL / 3600:g}h", origin=self.trace.origin)
         now = 0.0
+        steps = 0
         while True:
             self._after(now)
             item = self.clock.pop(until)
+            steps += 1
+            if steps > MAX_STEPS:
+                raise InputError(f"more than {MAX_STEPS:,} cluster events by {now:g}s; refused (shorten --until or "
+                                 "the trace)", origin=self.trace.origin)
             if item is None or self.clock.now > now:
                 self.metrics.sample(now, len(self.cluster.pending))
             if item is None:

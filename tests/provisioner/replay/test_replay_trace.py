@@ -102,3 +102,15 @@ def test_equal_times_keep_file_order_and_json_traces_read_alike(tmp_path):
     assert [e.action for e in trace.events] == ["apply", "scale"]
     assert trace.events[1].body == {"kind": "Deployment", "namespace": "default", "name": "web", "replicas": 3}
     assert load_trace(write_trace(tmp_path, data["events"])).events == trace.events
+
+
+def test_a_runaway_replay_is_refused_not_run_for_hours(monkeypatch, tmp_path, capsys):
+    """A CronJob every minute over a long --until: a bounded refusal (the clock's event ceiling)."""
+    from provisioner.replay import engine
+    from replay_builders import cronjob
+    monkeypatch.setattr(engine, "MAX_STEPS", 2_000)
+    events = [{"at": "0s", "apply": cronjob(schedule="* * * * *"), "runFor": "30s"}]
+    code, out, err = replay(capsys, tmp_path, base(), events, until="8760h")
+    assert code == 2 and out is None and "trace.yaml" in err and "refused" in err
+    code, out, err = replay(capsys, tmp_path, base(), events, until="9000h")
+    assert code == 2 and "--until must be between 0s and 8784h" in err
