@@ -6,8 +6,9 @@ Rules (each cites the upstream file it follows; tests/provisioner/replay/ test e
   first trigger and closes after `batch_idle` without a new trigger or `batch_max` after it opened.
 - A launched NodeClaim is Ready `node_startup` later; until then it is in-flight capacity.
 - Disruption (pkg/controllers/disruption/controller.go) runs when the cluster state changed (a pod
-  bound or gone, a node added, Ready or gone, a NodeClaim turning Consolidatable, a drift), at most
-  once per polling period (10 s), never on a blind tick. A consolidation command waits 15 s and is
+  bound or gone, a node added, Ready or gone, a drift, a budget window opening or closing), at most
+  once per polling period (10 s), never on a blind tick. A NodeClaim turning Consolidatable is seen
+  at the next change or at the 5-minute reset of the consolidation state (state/cluster.go). A consolidation command waits 15 s and is
   dropped if its candidates changed (validation.go). Replacements are launched first and the
   candidates drained once they are Ready (orchestration/queue.go).
 - Expiration (pkg/controllers/nodeclaim/expiration/controller.go) deletes a NodeClaim at
@@ -45,6 +46,7 @@ DEFAULT_START = datetime(2026, 1, 5, tzinfo=timezone.utc)  # a Monday, 00:00 UTC
 POLLING_PERIOD = 10.0  # disruption controller.go pollingPeriod
 INTERRUPTION_NOTICE = 120.0  # EC2 spot interruption warning
 VALIDATION_WAIT = 15.0  # disruption/validation.go consolidationTTL
+CONSOLIDATION_STATE_TTL = 300.0  # state/cluster.go ConsolidationState: reset after 5 minutes without change
 DRAIN_RETRY = 10.0  # termination controller requeue while evictions are refused
 DEFAULT_EXPIRE_AFTER = "720h"  # NodePool spec.template.spec.expireAfter default (v1)
 KARPENTER_KINDS = ("NodePool", "EC2NodeClass", "NodeOverlay")
@@ -117,6 +119,8 @@ class Replay:
         self.passes = 0  # disruption passes run (a pass runs only after a change)
         self.budget_wake = None
         self.validating = False
+        self.last_mark = 0.0  # when the cluster was last marked unconsolidated
+        self.consolidated_mark = None  # last_mark when a pass last found nothing (lastConsolidationState)
         self._load(list(objects), list(origins) if origins else [None] * len(objects))
 
     # -- set-up -----------------------------------------------------------------------------------
@@ -234,7 +238,7 @@ class Replay:
         if len(self.cluster.pods) > MAX_PODS_ALIVE:
             raise InputError(f"more than {MAX_PODS_ALIVE:,} pods alive at {now:g}s; refused", origin=self.trace.origin)
         self.new_pending = True
-        self._touch()
+        self._touch(mark=False)  # a pending pod is no binding: the cluster stays consolidated (cluster.go)
         return pod
 
     def _reconcile(self, w: Workload, now: float) -> None:
@@ -386,9 +390,14 @@ class Replay:
             self._drain(node, now)
 
     # -- cluster reactions ------------------------------------------------------------------------
-    def _touch(self) -> None:
+    def _touch(self, mark: bool = True) -> None:
+        """A change: a kube-scheduler run and a disruption pass; `mark`: it is one of those that
+        call Cluster.MarkUnconsolidated (state/cluster.go: a pod bound or deleted, a NodeClaim or
+        Node added, initialized, marked for deletion or gone)."""
         self.changed = True
         self.schedule_due = True
+        if mark:
+            self.last_mark = self.clock.now
 
     def _node_name(self, pool: str) -> str:
         self.node_seq += 1
@@ -415,6 +424,7 @@ class Replay:
     def _bound(self, pod: SimPod, now: float) -> None:
         self.metrics.bound(now - pod.created_at)
         self.changed = True
+        self.last_mark = now  # a new binding marks the cluster unconsolidated (cleanupOldBindings)
         if pod.run_for is not None:
             self.clock.at(now + pod.run_for, CLUSTER, "done", (pod.name, now))
         node = self.cluster.nodes[pod.node]
@@ -533,12 +543,17 @@ class Replay:
         self.pass_at = None
         self.last_pass = now
         self.changed = False
+        if now - self.last_mark >= CONSOLIDATION_STATE_TTL:
+            self.last_mark = now  # ConsolidationState: reset after 5 minutes without change
+        if self.consolidated_mark == self.last_mark and not self.drifted:
+            return  # IsConsolidated: the consolidation methods return at once, and nothing drifted
         self.passes += 1
         wall = (self.o.start + timedelta(seconds=now)).replace(tzinfo=None)
         cmd = disruption_pass(self.cluster, self.pool_specs, list(self.pdbs.values()), self.drifted, now, wall,
                               self.catalog, self.o.region, self.o.zones, self.o.spot_discount, self.o.spot_to_spot,
                               [o for o, _ in self.karpenter] + self.daemonset_objs)
         if cmd is None:
+            self.consolidated_mark = self.last_mark  # markConsolidated
             self._wake_at_budget_boundary(now)
             return
         if cmd.reason in ("empty", "underutilized"):
@@ -623,7 +638,7 @@ class Replay:
             "batch": lambda p, t: self._batch(t), "disrupt": lambda p, t: self._disrupt(t),
             "drain": self._drain_retry, "force": self._force, "reclaim": self._force,
             "schedule": lambda p, t: self._schedule(t),
-            "budget": self._budget, "validate": self._validate,
+            "budget": self._budget, "validate": self._validate, "reset": self._reset,
         }
         if not 0 <= until <= MAX_UNTIL:
             raise InputError(f"--until must be between 0s and {MAX_UNTIL / 3600:g}h", origin=self.trace.origin)
@@ -669,13 +684,29 @@ class Replay:
             self._reconcile(w, now)
 
     def _consolidatable(self, payload, now: float) -> None:
+        """A NodeClaim turned Consolidatable. That condition alone does not mark the cluster
+        unconsolidated (state/cluster.go triggerConsolidationOnChange looks at initialization and
+        deletion only): consolidation sees it at the next 5-minute reset of ConsolidationState
+        after the last change, or at the next change, whichever comes first."""
         name, stamp = payload
         node = self.cluster.nodes.get(name)
-        if node is not None and node.last_pod_event == stamp:
+        if node is None or node.last_pod_event != stamp:
+            return
+        if now <= self.last_mark:
+            self.changed = True
+            return
+        reset = self.last_mark + CONSOLIDATION_STATE_TTL * math.ceil((now - self.last_mark) / CONSOLIDATION_STATE_TTL)
+        self.clock.at(reset, CLUSTER, "reset", self.last_mark)
+
+    def _reset(self, mark: float, now: float) -> None:
+        if mark == self.last_mark:  # no change since: the 5-minute reset is what lets consolidation look
             self.changed = True
 
     def _budget(self, payload, now: float) -> None:
+        # Budget-constrained passes do not mark the cluster consolidated (emptiness.go and
+        # consolidation.go): upstream looks again every 10 s and acts when the window changes.
         self.budget_wake = None
+        self.consolidated_mark = None
         self.changed = True
 
     def _drain_retry(self, name, now: float) -> None:

@@ -33,7 +33,7 @@ def test_table_prints_the_summary_the_pools_and_the_disruptions(tmp_path, capsys
     out = capsys.readouterr().out
     assert out.startswith("Replayed 2 h: $")
     assert "NODEPOOL  COST_USD  NODE_HOURS  LAUNCHED" in out
-    assert re.search(r"0d01:00:30\s+underutilized\s+default-00001\s+default-00002\s+2", out)
+    assert re.search(r"0d01:05:00\s+underutilized\s+default-00001\s+default-00002\s+2", out)
 
 
 def test_compare_is_side_by_side_in_json_and_table(tmp_path, capsys):

@@ -61,14 +61,23 @@ def test_node_startup_is_launch_to_ready(tmp_path, capsys):
     assert out["summary"]["pending_seconds"]["max"] == 181.0
 
 
-def test_emptiness_deletes_an_empty_node_after_consolidate_after(tmp_path, capsys):
-    """pkg/controllers/disruption/emptiness.go and nodeclaim/disruption/consolidation.go: Consolidatable
-    once consolidateAfter has passed since the last pod event; the pass runs on that change."""
+def test_emptiness_waits_for_consolidate_after_and_the_consolidation_state(tmp_path, capsys):
+    """pkg/controllers/disruption/emptiness.go (ComputeCommands returns early while IsConsolidated),
+    nodeclaim/disruption/consolidation.go (Consolidatable once consolidateAfter has passed since the
+    last pod event) and state/cluster.go (that condition does not mark the cluster unconsolidated;
+    ConsolidationState resets 5 minutes after the last change): in a quiet cluster the empty node
+    goes 5 minutes after it emptied; any later change lets the pass see it sooner."""
     events = [{"at": "0s", "apply": deployment(replicas=2)}, SCALE(0)]
     _, out, _ = replay(capsys, tmp_path, base(), events, until="2h")
     [d] = out["disruptions"]
-    assert d["reason"] == "empty" and d["time_s"] == 3600 + 30 and d["pods_evicted"] == 0
+    assert d["reason"] == "empty" and d["time_s"] == 3600 + 300 and d["pods_evicted"] == 0
     assert out["summary"]["nodes_terminated"] == 1 and out["timeline"][-1]["nodes"] == 0
+    # a pending pod is no change for consolidation; deleting one is (Cluster.DeletePod)
+    stuck = {"at": "0s", "apply": deployment("stuck", replicas=1, node_selector={"no": "such-label"})}
+    _, out, _ = replay(capsys, tmp_path, base(), [stuck] + events + [SCALE(2, "3700s", "stuck")], until="2h")
+    assert [d["time_s"] for d in out["disruptions"]] == [3900.0]
+    _, out, _ = replay(capsys, tmp_path, base(), [stuck] + events + [SCALE(0, "3700s", "stuck")], until="2h")
+    assert [d["time_s"] for d in out["disruptions"]] == [3700.0]
 
 
 def test_when_empty_policy_never_consolidates_an_underutilized_node(tmp_path, capsys):
@@ -95,7 +104,7 @@ def test_budgets_gate_consolidation_and_their_schedule_is_on_the_wall_clock(tmp_
     # empty since 00:30:30, deleted when the window closes at 02:00 (no other change happened)
     assert [(d["reason"], d["time_s"]) for d in out["disruptions"]][0] == ("empty", 7200.0)
     _, out, _ = replay(capsys, tmp_path, manifests, events, "--start", "2026-01-05T02:00:00Z", until="4h")
-    assert out["disruptions"][0]["time_s"] == 1800 + 30  # outside the window: at consolidateAfter
+    assert out["disruptions"][0]["time_s"] == 1800 + 300  # outside the window: at the 5-minute reset
 
 
 def test_do_not_disrupt_pods_block_consolidation(tmp_path, capsys):
@@ -192,13 +201,13 @@ def test_job_pods_run_for_run_for_then_complete(tmp_path, capsys):
     assert out["summary"]["pods_evicted"] == 0
     # the second wave binds at 61 + 600 s on the same node; the node is empty at 61 + 1200 s
     [d] = out["disruptions"]
-    assert d["reason"] == "empty" and d["time_s"] == 61 + 1200 + 30
+    assert d["reason"] == "empty" and d["time_s"] == 61 + 1200 + 300
 
 
 def test_job_run_for_from_the_pod_template_annotation(tmp_path, capsys):
     events = [{"at": "0s", "apply": job(annotations={"karpenter-platform.io/run-for": "5m"})}]
     _, out, _ = replay(capsys, tmp_path, base(), events, until="1h")
-    assert out["disruptions"][0]["time_s"] == 61 + 300 + 30
+    assert out["disruptions"][0]["time_s"] == 61 + 300 + 300
 
 
 def test_cronjob_runs_on_its_schedule(tmp_path, capsys):
@@ -246,14 +255,14 @@ def test_disruption_runs_on_changes_not_on_a_blind_tick():
 def test_a_consolidation_command_is_dropped_when_its_candidate_changes_during_the_validation_wait(tmp_path, capsys):
     """pkg/controllers/disruption/validation.go: the command waits consolidationTTL (15 s) and is
     validated again; a pod bound to the empty node meanwhile voids it."""
-    events = [{"at": "0s", "apply": deployment(replicas=2)}, SCALE(0), SCALE(1, "3635s")]
+    events = [{"at": "0s", "apply": deployment(replicas=2)}, SCALE(0), SCALE(1, "3905s")]
     _, out, _ = replay(capsys, tmp_path, base(), events, until="2h")
-    assert 3630.0 not in [d["time_s"] for d in out["disruptions"]]
-    events[2] = SCALE(1, "3650s")  # after the wait: the node is already gone
+    assert 3900.0 not in [d["time_s"] for d in out["disruptions"]]
+    events[2] = SCALE(1, "3920s")  # after the wait: the node is already gone
     _, out, _ = replay(capsys, tmp_path, base(), events, until="2h")
-    assert [(d["reason"], d["time_s"]) for d in out["disruptions"]][0] == ("empty", 3630.0)
+    assert [(d["reason"], d["time_s"]) for d in out["disruptions"]][0] == ("empty", 3900.0)
     gone = [e["time_s"] for e in out["timeline"] if e["nodes"] == 0 and e["time_s"] > 3600]
-    assert gone[0] == 3645.0  # deleted when the 15 s wait ended
+    assert gone[0] == 3915.0  # deleted when the 15 s wait ended
 
 
 def test_the_replayed_cluster_as_objects_reads_back_into_the_same_consolidation_answer():
@@ -275,4 +284,4 @@ def test_the_replayed_cluster_as_objects_reads_back_into_the_same_consolidation_
     assert action.kind == "replace" and action.nodes == ["default-00001"]
     assert action.replacement.instance_type == "m5.xlarge"
     out = Replay(base(), None, trace, Options(until=7200.0)).run()
-    assert out["disruptions"][0]["nodes"] == ["default-00001"] and out["disruptions"][0]["time_s"] == 3630.0
+    assert out["disruptions"][0]["nodes"] == ["default-00001"] and out["disruptions"][0]["time_s"] == 3900.0
