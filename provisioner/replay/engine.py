@@ -453,7 +453,7 @@ class Replay:
             self.clock.at(close, PROVISION, "batch", None)
             return
         self.batch_open = None
-        before = {p.name for p in self.cluster.pending.values()}
+        before = list(self.cluster.pending)  # in creation order: no set order may reach the clock
         launched = self.cluster.provision(now, self.o.node_startup, self._node_name)
         for name in before:
             pod = self.cluster.pods.get(name)
