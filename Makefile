@@ -61,7 +61,7 @@ bench: $(DEV_STAMP)
 pr-report: $(STAMP)
 	$(if $(BASE),,$(error BASE is required, e.g. make pr-report STACK=dev BASE=origin/main))
 	$(call run,$(PY) -m offline.pr_report $(STACK) --base $(BASE) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
-		$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(FAIL_ON),--fail-on $(FAIL_ON)))
+		$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(FAIL_ON),--fail-on $(FAIL_ON)) $(if $(TRACE),--trace $(TRACE)))
 # Mutation testing (mutmut 3, configured in setup.cfg): one run per module, then the kill rates;
 # then cosmic-ray over the config models, whose logic sits in pydantic validators (decorated methods,
 # which mutmut 3 does not mutate). Long (tens of minutes on a busy machine); figures go to BENCHMARKS.md.

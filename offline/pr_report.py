@@ -5,7 +5,8 @@ working tree is now, then prints Markdown: resources added, changed and removed 
 (resources.json); the NodePools and EC2NodeClasses that will drift (`provisioner drift`'s core,
 with node counts when --snapshot is given); the plan price of the workloads before and after
 (`provisioner simulate` over each render's manifests plus the same workloads); new and fixed
-policy findings (policy-report.json).
+policy findings (policy-report.json); with --trace, the cost, node hours and evictions of the workloads
+over that trace before and after (`provisioner replay`).
 
 Exit 0 (the report is printed); 1 when --fail-on is given and what it names happened (drift: any
 NodePool or EC2NodeClass drifts; policy: a mandatory policy fails on the new render); 2 when an
@@ -26,7 +27,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from kubefacts.errors import Refusal, shown
-from provisioner import DriftReport, InputError, drift, read_paths, simulate
+from provisioner import (DriftReport, InputError, ReplayOptions, before_after, drift, load_trace, read_paths,
+                         simulate)
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 FAIL_ON = ("drift", "policy")
@@ -110,7 +112,7 @@ def _price(value: float | None) -> str:
 
 def render_markdown(stack: str, base: str, changes: ResourceChanges, report: DriftReport, plans: tuple[Plan, Plan],
                     new: list[Mapping], fixed: list[Mapping], after_findings: list[Mapping], workloads: str,
-                    snapshot: bool) -> str:
+                    snapshot: bool, replayed: tuple | None = None) -> str:
     lines = [f"## Karpenter platform: stack `{stack}` compared with `{base}`", ""]
     drifting = [p for p in report.nodepools if p.drift]
     classes = [c for c in report.nodeclasses if c.drift]
@@ -164,6 +166,9 @@ def render_markdown(stack: str, base: str, changes: ResourceChanges, report: Dri
             lines.append(f"\nCould not simulate {when}: {plan.error}")
     lines.append("")
 
+    if replayed is not None:
+        lines += replay_lines(*replayed)
+
     lines += ["### Policy findings", ""]
     if not new and not fixed:
         lines.append("No new or fixed findings.")
@@ -173,6 +178,20 @@ def render_markdown(stack: str, base: str, changes: ResourceChanges, report: Dri
                          f"{finding.get('message')}")
     lines.append("")
     return "\n".join(lines)
+
+
+def replay_lines(trace: str, until: float, before: Mapping, after: Mapping) -> list[str]:
+    """"Over the trace": cost, node hours and evictions before and after (provisioner replay)."""
+    lines = [f"### Over the trace (`{trace}`, {until / 3600:g} h replayed)", "", "| | before | after |", "|---|---:|---:|"]
+    lines.append(f"| cost | ${before['cost_usd']:.2f} | ${after['cost_usd']:.2f} |")
+    lines.append(f"| node hours | {before['node_hours']:.1f} | {after['node_hours']:.1f} |")
+    lines.append(f"| nodes launched | {before['nodes_launched']} | {after['nodes_launched']} |")
+    lines.append(f"| pods evicted | {before['pods_evicted']} | {after['pods_evicted']} |")
+    for reason in sorted(set(before["evictions_by_reason"]) | set(after["evictions_by_reason"])):
+        lines.append(f"| evicted: {reason} | {before['evictions_by_reason'].get(reason, 0)} "
+                     f"| {after['evictions_by_reason'].get(reason, 0)} |")
+    lines.append(f"| pending p95 | {before['pending_p95_s']:g} s | {after['pending_p95_s']:g} s |")
+    return lines + [""]
 
 
 def gate(fail_on: Sequence[str], report: DriftReport, after_findings: Sequence[Mapping]) -> bool:
@@ -240,8 +259,8 @@ def _json_list(path: Path) -> list:
     return data if isinstance(data, list) else []
 
 
-def build_report(project: Path, stack: str, base: str, workloads: str, snapshot: Sequence[str] | None
-                 ) -> tuple[str, DriftReport, list[Mapping]]:
+def build_report(project: Path, stack: str, base: str, workloads: str, snapshot: Sequence[str] | None,
+                 trace: str | None = None) -> tuple[str, DriftReport, list[Mapping]]:
     project = Path(_git(project, "rev-parse", "--show-toplevel").strip())
     try:
         commit = _git(project, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}").strip()
@@ -251,6 +270,7 @@ def build_report(project: Path, stack: str, base: str, workloads: str, snapshot:
     try:  # read the inputs first: a wrong path fails before two renders
         loads, load_origins = read_paths([workload_path])
         snap = read_paths(snapshot) if snapshot else (None, None)
+        replay_trace = load_trace(trace) if trace else None
     except InputError as err:
         raise ReportError(str(err)) from None
     with tempfile.TemporaryDirectory(prefix="pr-report-") as tmp:
@@ -277,11 +297,20 @@ def build_report(project: Path, stack: str, base: str, workloads: str, snapshot:
                  plan_of(after + loads, after_origins + load_origins))
         changes = diff_resources(_json_list(tmp_dir / "before" / "resources.json"),
                                  _json_list(tmp_dir / "after" / "resources.json"))
+        replayed = None
+        if replay_trace is not None:
+            until = max((e.at for e in replay_trace.events), default=0.0) or 3600.0
+            try:
+                replayed = (trace, until, *before_after((before + loads, before_origins + load_origins),
+                                                        (after + loads, after_origins + load_origins),
+                                                        replay_trace, ReplayOptions(until=until)))
+            except InputError as err:
+                raise ReportError(f"replaying {trace}: {err}") from None
         findings_before = _json_list(tmp_dir / "before" / "policy-report.json")
         findings_after = _json_list(tmp_dir / "after" / "policy-report.json")
     new, fixed = diff_findings(findings_before, findings_after)
     text = render_markdown(stack, base, changes, report, plans, new, fixed, findings_after, workloads,
-                           snapshot is not None)
+                           snapshot is not None, replayed)
     return text, report, findings_after
 
 
@@ -303,10 +332,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="Workloads priced before and after (default examples/workloads).")
     parser.add_argument("--fail-on", type=_fail_on, default=[], metavar="drift,policy",
                         help="Exit 1 when something drifts and/or a mandatory policy fails.")
+    parser.add_argument("--trace", metavar="PATH", help="Replay this trace (docs/replay.md) before and after: cost, "
+                                                        "node hours and evictions over it.")
     parser.add_argument("--project-dir", type=Path, default=Path.cwd(), help="The repository (default: cwd).")
     args = parser.parse_args(argv)
     try:
-        text, report, findings = build_report(args.project_dir, args.stack, args.base, args.workloads, args.snapshot)
+        text, report, findings = build_report(args.project_dir, args.stack, args.base, args.workloads, args.snapshot,
+                                              args.trace)
     except ReportError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INPUT

@@ -28,6 +28,8 @@ _EXPORTS = {
     "NoKubeconfig": ".controller.kube", "api_client_from_environment": ".controller.kube",
     # offline.tune: the provisioner's own `tune` command line, run with the policy pack's veto.
     "build_parser": ".cli", "EXIT_INVALID_INPUT": ".cli", "replace_requirements": ".cost.tune",
+    # offline.pr_report's replay section.
+    "ReplayOptions": ".replay.engine", "before_after": ".replay.judge", "load_trace": ".replay.trace",
 }
 
 __all__ = [
@@ -35,7 +37,7 @@ __all__ = [
     "Unschedulable", "Catalog", "shipped_catalog", "load_catalog_file", "catalog_from_dict",
     "pool_instance_types", "PoolInstanceTypes", "requirement_admits", "pool_ceilings", "team_totals",
     "drift", "DriftReport", "read_paths", "NoKubeconfig", "api_client_from_environment",
-    "build_parser", "EXIT_INVALID_INPUT", "replace_requirements",
+    "build_parser", "EXIT_INVALID_INPUT", "replace_requirements", "ReplayOptions", "before_after", "load_trace",
 ]
 
 

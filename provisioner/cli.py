@@ -32,6 +32,10 @@ SUBCOMMANDS = (
      "Show which NodePools and EC2NodeClasses a manifest change drifts, and how many nodes Karpenter replaces."),
     ("consolidate", "provisioner.commands.consolidate",
      "Show what Karpenter's consolidation would do now with this cluster snapshot, and why not elsewhere."),
+    ("replay", "provisioner.commands.replay",
+     "Replay a trace of workload events over simulated time: what Karpenter launches, disrupts and costs."),
+    ("trace", "provisioner.commands.trace",
+     "Write a replay trace: a synthetic diurnal one, or one read from a Kubernetes audit log."),
 )
 HELP = {name: help_text for name, _, help_text in SUBCOMMANDS}  # what each command's `register` says
 EXIT_INVALID_INPUT = 2

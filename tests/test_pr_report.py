@@ -180,3 +180,51 @@ def test_dev_report_fails_on_an_invalid_base_value_that_dev_overrides(tmp_path, 
     team.write_text(text.replace('limits: {cpu: "200", memory: 800Gi}', 'limits: {cpu: "-10", memory: 800Gi}'))
     assert pr_report.main(["dev", "--base", "HEAD", "--project-dir", str(clone)]) == 2
     assert "nodePools[0].limits.cpu: '-10' is negative" in capsys.readouterr().err
+
+
+def test_makefile_target_passes_the_trace():
+    dry = subprocess.run(["make", "-n", "pr-report", "STACK=dev", "BASE=origin/main", "TRACE=week.yaml"],
+                         cwd=PROJECT, capture_output=True, text=True)
+    if dry.returncode != 0 and shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    assert "--trace week.yaml" in dry.stdout.replace("\\\n", " ")
+
+
+def test_a_bad_trace_fails_before_rendering(repo, tmp_path, capsys):
+    bad = tmp_path / "trace.yaml"
+    bad.write_text("events:\n- {at: 1m, scale: {kind: Deployment, replicas: 1}}\n")
+    assert pr_report.main(["dev", "--base", "HEAD~1", "--trace", str(bad), "--project-dir", str(repo)]) == 2
+    assert f"{bad}: events[0].scale.name: missing" in capsys.readouterr().err
+
+
+def test_over_the_trace_section_shows_cost_node_hours_and_evictions_before_and_after():
+    """The same trace replayed over the NodePools before and after (provisioner/replay/judge.py before_after)."""
+    from provisioner.replay.engine import Options
+    from provisioner.replay.judge import before_after
+    from provisioner.replay.trace import parse_trace
+
+    def pool(policy):
+        return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"}, "spec": {
+            "template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                   "name": "default"},
+                                  "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In",
+                                                    "values": ["m5"]},
+                                                   {"key": "karpenter.sh/capacity-type", "operator": "In",
+                                                    "values": ["on-demand"]}]}},
+            "disruption": {"consolidationPolicy": policy, "consolidateAfter": "30s"}}}
+    nodeclass = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
+                 "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}}
+    web = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {
+        "replicas": 10, "selector": {"matchLabels": {"app": "web"}}, "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "c", "image": "c", "resources": {"requests": {"cpu": "1"}}}]}}}}
+    trace = parse_trace({"events": [{"at": "1h", "scale": {"kind": "Deployment", "name": "web", "replicas": 2}}]}, "t")
+    before, after = before_after(([nodeclass, pool("WhenEmpty"), web], None),
+                                 ([nodeclass, pool("WhenEmptyOrUnderutilized"), web], None),
+                                 trace, Options(until=7200.0), workers=1)
+    assert before["pods_evicted"] == 0 and after["evictions_by_reason"] == {"underutilized": 2}
+    assert after["cost_usd"] < before["cost_usd"]
+    lines = pr_report.replay_lines("week.yaml", 7200.0, before, after)
+    assert lines[0] == "### Over the trace (`week.yaml`, 2 h replayed)"
+    assert "| pods evicted | 0 | 2 |" in lines and "| evicted: underutilized | 0 | 2 |" in lines
+    assert any(line.startswith("| node hours | ") for line in lines)

@@ -21,6 +21,11 @@ def register(subparsers) -> None:
                     "types, zones or architectures.")
     add_input_arguments(parser)
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Output format.")
+    parser.add_argument("--replay", metavar="TRACE", help="Judge the changes over this trace (docs/replay.md): keep "
+                                                          "those that lower the replayed cost without raising "
+                                                          "evictions or the pending p95.")
+    parser.add_argument("--until", metavar="DURATION", help="With --replay: simulated time (default: the last event).")
+    parser.add_argument("--workers", type=int, metavar="N", help="With --replay: local worker processes.")
     parser.set_defaults(run=run)
 
 
@@ -77,9 +82,43 @@ def run(args) -> int:
                          "install it with pip install 'karpenter-platform-provisioner[tune]'") from None
     for warning in inputs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    judged = _replay(args, objects, origins, catalog, result) if args.replay else None
     if args.output == "json":
         import json
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
+        data = result.to_dict()
+        if judged is not None:
+            data["replay"] = judged
+        sys.stdout.write(json.dumps(data, indent=2, allow_nan=False) + "\n")
     else:
         sys.stdout.write(render_table(result))
+        if judged is not None:
+            sys.stdout.write(render_replay(judged))
     return 0
+
+
+def _replay(args, objects, origins, catalog, result) -> dict:
+    """The changes judged over the trace (provisioner.replay.judge)."""
+    from ..disruption.snapshot import go_duration
+    from ..replay.engine import Options
+    from ..replay.judge import judge
+    from ..replay.trace import load_trace
+    trace = load_trace(args.replay)
+    until = go_duration(args.until) if args.until else max((e.at for e in trace.events), default=0.0) or 3600.0
+    if until is None:
+        raise InputError(f"invalid duration {args.until!r} (expected e.g. 24h)", path="--until")
+    options = Options(until=until, region=args.region, zones=tuple(args.zones), spot_discount=args.spot_discount,
+                      catalog=catalog)
+    return judge(objects, origins, trace, options, result.change_list(), args.workers)
+
+
+def render_replay(judged: dict) -> str:
+    b = judged["baseline"]
+    out = ["", f"Over the trace (replay): baseline ${b['cost_usd']:.2f}, {b['node_hours']:.1f} node hours, "
+               f"{b['pods_evicted']} pods evicted, pending p95 {b['pending_p95_s']:g} s"]
+    for c in judged["candidates"]:
+        r = c["replay"]
+        out.append(f"  {c['nodepool']}: ${r['cost_usd']:.2f}, {r['pods_evicted']} evicted, p95 {r['pending_p95_s']:g} s: "
+                   f"{'kept' if c['accepted'] else 'dropped'} ({c['why']})")
+    t = judged["tuned"]
+    out.append(f"Kept {len(judged['accepted'])} change(s): ${t['cost_usd']:.2f} over the trace.")
+    return "\n".join(out) + "\n"

@@ -89,6 +89,8 @@ def register(subparsers) -> None:
     parser.add_argument("--plan-timeout", type=_positive, default=60.0, metavar="SECONDS",
                         help="stop a plan or consolidation what-if that runs longer (default 60; below the "
                              "120 s after which /healthz fails)")
+    parser.add_argument("--record-trace", metavar="PATH", help="Write what the watches see as a replay trace "
+                                                                "(docs/replay.md), rewritten every minute.")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     parser.set_defaults(run=run)
 
@@ -134,7 +136,12 @@ def run(args) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, shutdown)
-    start_reflectors(api, WATCHED, messages.put, stop, watch_timeout=args.watch_timeout)
+    sink, recorder = messages.put, None
+    if args.record_trace:
+        from ..replay.recorder import TraceRecorder
+        recorder = TraceRecorder(args.record_trace, clock)
+        sink = recorder.wrap(sink)
+    start_reflectors(api, WATCHED, sink, stop, watch_timeout=args.watch_timeout)
     if holder.load_live is not None:
         threading.Thread(target=holder.run, args=(stop, args.catalog_refresh, clock), name="catalog",
                          daemon=True).start()
@@ -144,4 +151,6 @@ def run(args) -> int:
     finally:
         worker.close()
         server.shutdown()
+        if recorder is not None:
+            recorder.flush()
     return 0

@@ -30,7 +30,7 @@ def _help(argv, capsys) -> str:
 def test_help_lists_every_command_exactly_as_the_full_parser_does(capsys):
     text = _help(["--help"], capsys)
     assert text == cli.build_parser().format_help()
-    assert NAMES == ["simulate", "serve", "odigos-prepare-nodes", "tune", "drift", "consolidate"]
+    assert NAMES == ["simulate", "serve", "odigos-prepare-nodes", "tune", "drift", "consolidate", "replay", "trace"]
     for name in NAMES:
         assert f"\n    {name}" in text
 

@@ -1,0 +1,84 @@
+"""`provisioner trace`: write a replay trace (synthetic, or from a Kubernetes audit log). I/O only;
+the traces are built by provisioner.replay.sources."""
+from __future__ import annotations
+
+import sys
+
+import yaml
+
+from ..cli import HELP
+from ..errors import InputError
+from ..replay.sources import from_audit_log, synthetic
+from ..replay.trace import parse_trace
+from ..safeyaml import Limits, UnsafeInput, read_text
+
+AUDIT_LIMITS = Limits(max_bytes=1024 * 2**20)
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if not 0 < value <= 366:
+        import argparse
+        raise argparse.ArgumentTypeError("expected a number of days in (0, 366]")
+    return value
+
+
+def _count(text: str) -> int:
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected an integer of 0 or more") from None
+    if not 0 <= value <= 100_000:
+        raise argparse.ArgumentTypeError("expected an integer from 0 to 100000")
+    return value
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "trace", help=HELP["trace"],
+        description="Write a trace for `provisioner replay` (docs/replay.md): a synthetic diurnal one, or the workload "
+                    "events (create, scale, delete of Deployments, StatefulSets, Jobs, CronJobs) of a Kubernetes "
+                    "audit log as EKS sends it to CloudWatch Logs (JSON lines).")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--synthetic", action="store_true", help="a diurnal trace: services on a daily curve, "
+                                                                   "cron jobs, batch bursts")
+    source.add_argument("--from-audit-log", nargs="+", metavar="FILE", help="audit log files (JSON lines)")
+    parser.add_argument("--days", type=_positive, default=7, help="synthetic: days of trace (default 7)")
+    parser.add_argument("--services", type=_count, default=8, help="synthetic: Deployments (default 8)")
+    parser.add_argument("--pods", type=_count, default=200, help="synthetic: mean total service replicas (default 200)")
+    parser.add_argument("--cronjobs", type=_count, default=2, help="synthetic: CronJobs every 15 minutes (default 2)")
+    parser.add_argument("--burst-jobs", type=_count, default=5, help="synthetic: Jobs per batch burst, twice a day "
+                                                                     "(default 5)")
+    parser.add_argument("--namespace", default="default", help="synthetic: namespace of the workloads")
+    parser.add_argument("--seed", type=int, default=0, help="synthetic: seed of the random choices (default 0)")
+    parser.add_argument("--default-run-for", default="10m", metavar="DURATION",
+                        help="audit log: runFor of a Job whose completion the log does not show (default 10m)")
+    parser.add_argument("--out", metavar="FILE", help="write the trace here (default stdout)")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    if args.synthetic:
+        trace = synthetic(days=args.days, services=args.services, pods=args.pods, cronjobs=args.cronjobs,
+                          burst_jobs=args.burst_jobs, namespace=args.namespace, seed=args.seed)
+    else:
+        files = []
+        for path in args.from_audit_log:
+            try:
+                files.append((path, read_text(path, path, AUDIT_LIMITS).splitlines()))
+            except UnsafeInput as exc:
+                raise InputError(exc.message, origin=exc.origin) from None
+        trace, counts = from_audit_log(files, args.default_run_for)
+        print("trace: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()), file=sys.stderr)
+    parse_trace(trace, "(generated trace)")  # what we write, replay reads
+    text = yaml.safe_dump(trace, sort_keys=False)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0

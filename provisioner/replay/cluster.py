@@ -1,0 +1,210 @@
+"""The replayed cluster: nodes (with their NodeClaims), pods, and the two things that place pods:
+the kube-scheduler binding pending pods to Ready capacity, and Karpenter's provisioner launching
+NodeClaims for what stays pending, both on the provisioner's scheduling core (provisioner.api
+plan_pools), so a replayed pod schedules exactly as `simulate` places it.
+
+- kube-scheduler: pending pods go to existing Ready, untainted-by-disruption capacity first (the
+  scheduling core's existing-node path, sortExistingNodes: initialized nodes first, then by name).
+- Karpenter (pkg/controllers/provisioning/provisioner.go Schedule): launched NodeClaims that are
+  not Ready yet count as capacity (in-flight, startup taints ignored, state/statenode.go), pods
+  they will take are nominated to them and bind when the node is Ready (`--node-startup` after
+  launch); NodeClaims of pods no node takes are launched.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import labels as L
+from ..api import plan_pools
+from ..models import ExistingNode, Inputs, Pod
+from ..scheduling.instance_selection import template_requirements
+from ..scheduling.plan import node_labels
+
+
+@dataclass(eq=False)
+class SimNode:
+    name: str
+    pool: str | None  # None: not managed by Karpenter
+    instance_type: str
+    capacity_type: str
+    zone: str
+    price: float
+    labels: dict
+    taints: tuple
+    allocatable: dict
+    capacity: dict
+    launched_at: float
+    ready_at: float | None = None  # None while in flight
+    initial: bool = False  # part of the starting cluster
+    deleting: bool = False  # NodeClaim deleted: draining
+    disrupting: bool = False  # tainted karpenter.sh/disrupted: waits for its replacements
+    drifted: bool = False
+    last_pod_event: float = 0.0
+    expire_at: float | None = None
+    grace: float | None = None  # terminationGracePeriod (seconds)
+    terminated_at: float | None = None
+    annotations: dict = field(default_factory=dict)
+    record: object = None  # the disruption record its drain's evictions count toward
+    pods: set = field(default_factory=set)  # names of pods bound to it
+
+    @property
+    def ready(self) -> bool:
+        return self.ready_at is not None
+
+    def existing(self) -> ExistingNode:
+        """The scheduling core's view (in flight: not initialized, so its startup taints are ignored)."""
+        labels = dict(self.labels)
+        if self.ready:
+            labels[L.INITIALIZED] = "true"
+        return ExistingNode(self.name, labels, self.taints, self.allocatable, self.capacity, deleting=self.deleting,
+                            initialized=self.ready)
+
+
+@dataclass(eq=False)
+class SimPod:
+    name: str  # namespace/name
+    spec: object  # models.PodSpec
+    workload: tuple | None  # its controller's key
+    labels: dict
+    annotations: dict
+    owner: tuple | None  # (apiVersion, kind) of its ownerReference
+    created_at: float
+    node: str | None = None
+    nominated: str | None = None  # the in-flight node Karpenter planned it on
+    bound_at: float | None = None
+    run_for: float | None = None
+    daemon: bool = False
+    raw_spec: dict | None = None  # the pod spec as given (the disruption API reads objects)
+
+    def model(self, node_name: str | None = None) -> Pod:
+        return Pod(self.name, self.spec, node_name=node_name,
+                   owner_kinds=frozenset({self.owner[1]}) if self.owner else frozenset(), daemon=self.daemon)
+
+
+class Cluster:
+    """Mutable state; every mutation goes through a method so the counters stay exact."""
+
+    def __init__(self, pools, inputs: Inputs):
+        self.pools = pools  # [(NodePool, [InstanceType])]
+        self.inputs = inputs  # nodepools, nodeclasses, daemonsets, overlays (the static part)
+        self.nodes: dict = {}  # name -> SimNode (not terminated)
+        self.pods: dict = {}  # name -> SimPod
+        self.pending: dict = {}  # name -> SimPod not bound (ordered by creation)
+        self.seq = 0
+
+    # -- scheduling views -------------------------------------------------------------------------
+    def pool_models(self) -> dict:
+        return {p.name: p for p, _ in self.pools}
+
+    def _schedule(self, pending, nodes, pools) -> object:
+        names = {n.name for n in nodes}
+        bound = []
+        for n in nodes:
+            bound.extend(self.pods[p].model(n.name) for p in sorted(n.pods))
+        nominated = [p.model(p.nominated) for p in self.pods.values()
+                     if p.node is None and p.nominated in names]
+        inputs = Inputs(nodepools=self.inputs.nodepools, nodeclasses=self.inputs.nodeclasses,
+                        pods=[p.model() for p in pending], bound_pods=bound + nominated,
+                        daemonsets=self.inputs.daemonsets, nodes=[n.existing() for n in nodes],
+                        overlays=self.inputs.overlays, namespaces=self.inputs.namespaces)
+        return plan_pools(inputs, pools)
+
+    def kube_schedule(self, now: float) -> list:
+        """Bind pending pods to Ready capacity; the pods bound."""
+        pending = [p for p in self.pending.values() if p.nominated is None]
+        if not pending:
+            return []
+        ready = [n for n in self.nodes.values() if n.ready and not n.deleting and not n.disrupting]
+        if not ready:
+            return []
+        result = self._schedule(pending, ready, [])
+        bound = []
+        for node, names in sorted(result.existing.items()):
+            for name in names:
+                bound.append(self.bind(self.pods[name], node, now))
+        return bound
+
+    def provision(self, now: float, startup: float, name_node) -> list:
+        """Karpenter's provisioning pass: nominate pending pods to in-flight capacity, launch
+        NodeClaims for the rest; the SimNodes launched."""
+        pending = [p for p in self.pending.values() if p.nominated is None]
+        if not pending:
+            return []
+        usable = [n for n in self.nodes.values() if not n.deleting and not n.disrupting]
+        result = self._schedule(pending, usable, self.pools)
+        for node, names in sorted(result.existing.items()):
+            target = self.nodes[node]
+            for name in names:
+                pod = self.pods[name]
+                if target.ready:
+                    self.bind(pod, node, now)
+                else:
+                    pod.nominated = node
+        launched = []
+        for claim in result.nodeclaims:
+            node = self.launch(claim.nodepool, claim.instance_type, claim.capacity_type, claim.zone,
+                               claim.price_usd_hour, claim.labels, claim.allocatable, now, name_node(claim.nodepool))
+            for name in claim.pods:
+                self.pods[name].nominated = node.name
+            launched.append(node)
+        return launched
+
+    # -- mutations --------------------------------------------------------------------------------
+    def launch(self, pool_name, itype, ct, zone, price, labels, allocatable, now, name) -> SimNode:
+        pool = self.pool_models().get(pool_name)
+        labels = {**labels, L.HOSTNAME: name, L.NODEPOOL: pool_name}
+        node = SimNode(name, pool_name, itype, ct, zone, price, labels, tuple(pool.taints) if pool else (),
+                       dict(allocatable), dict(allocatable), now, last_pod_event=now)
+        self.nodes[name] = node
+        return node
+
+    def replacement_node(self, pool_name, itype_name, ct, zone, now, name) -> SimNode | None:
+        """Launch a consolidation or drift replacement of this type/offering (labels as the
+        scheduling core would set them)."""
+        for pool, types in self.pools:
+            if pool.name != pool_name:
+                continue
+            for it in types:
+                if it.name != itype_name:
+                    continue
+                for off in it.offerings:
+                    if off.zone == zone and off.capacity_type == ct:
+                        labels = node_labels(template_requirements(pool), it, off)
+                        return self.launch(pool_name, itype_name, ct, zone, off.price, labels, it.allocatable, now, name)
+        return None
+
+    def add_pod(self, pod: SimPod) -> None:
+        self.pods[pod.name] = pod
+        if pod.node is None:
+            self.pending[pod.name] = pod
+
+    def bind(self, pod: SimPod, node_name: str, now: float) -> SimPod:
+        pod.node, pod.nominated, pod.bound_at = node_name, None, now
+        self.pending.pop(pod.name, None)
+        node = self.nodes[node_name]
+        node.pods.add(pod.name)
+        node.last_pod_event = now
+        return pod
+
+    def remove_pod(self, pod: SimPod, now: float) -> None:
+        self.pods.pop(pod.name, None)
+        self.pending.pop(pod.name, None)
+        if pod.node is not None and pod.node in self.nodes:
+            node = self.nodes[pod.node]
+            node.pods.discard(pod.name)
+            node.last_pod_event = now
+
+    def terminate(self, node: SimNode, now: float) -> list:
+        """The instance is gone: its remaining pods are gone too (their controllers recreate them);
+        pods nominated to it are pending again. Returns the pods that were still bound."""
+        node.terminated_at = now
+        self.nodes.pop(node.name, None)
+        left = [self.pods[p] for p in sorted(node.pods) if p in self.pods]
+        for pod in self.pods.values():
+            if pod.nominated == node.name:
+                pod.nominated = None
+        return left
+
+    def fresh_name(self, base: str) -> str:
+        self.seq += 1
+        return f"{base}-{self.seq:05d}"

@@ -1,0 +1,31 @@
+"""Independent replays on local worker processes (`--workers N`). A replay is a pure function of
+its inputs and seed, so the results are the same whichever process runs it, in input order."""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+from .engine import Options, replay
+from .trace import Trace
+
+
+def _one(job) -> dict:
+    objects, origins, trace, options = job
+    return replay(objects, origins, trace, options)
+
+
+def default_workers(jobs: int) -> int:
+    return max(1, min(jobs, os.cpu_count() or 1))
+
+
+def replay_all(jobs: list, workers: int | None = None) -> list:
+    """[(objects, origins, Trace, Options)] -> [result dict], in order; one process per job at
+    most `workers` at a time (1: in this process, no pool)."""
+    workers = default_workers(len(jobs)) if workers is None else workers
+    if workers <= 1 or len(jobs) <= 1:
+        return [_one(job) for job in jobs]
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+        return list(pool.map(_one, jobs))
+
+
+__all__ = ["Options", "Trace", "default_workers", "replay_all"]
