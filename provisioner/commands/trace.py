@@ -10,7 +10,7 @@ from ..cli import HELP
 from ..errors import InputError
 from ..replay.sources import from_audit_log, synthetic
 from ..replay.trace import parse_trace
-from ..safeyaml import Limits, UnsafeInput, read_text
+from kubefacts.yamlread import Limits, UnsafeInput, read_text
 
 AUDIT_LIMITS = Limits(max_bytes=1024 * 2**20)
 

@@ -88,6 +88,16 @@ class Schedule:
                 year, month = year + 1, 1
         return None
 
+    def next_after(self, t: datetime, limit: datetime) -> datetime | None:
+        """The first firing strictly after `t` and no later than `limit`, else None: `next`
+        bounded (the replay asks when a CronJob runs or a budget window opens next)."""
+        found = self.next(t)
+        if found is None:
+            return None
+        if t.tzinfo is not None:
+            found = found.replace(tzinfo=timezone.utc).astimezone(t.tzinfo)
+        return found if found <= limit else None
+
     def never_fires(self) -> bool:
         """No date can match (`0 0 31 2 *`, `0 0 30 2 *`): kubefacts.cron.never_fires."""
         return self._never

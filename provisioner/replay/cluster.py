@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..api import plan_pools
 from ..models import ExistingNode, Inputs, Pod
 from ..scheduling.instance_selection import template_requirements

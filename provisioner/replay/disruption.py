@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from datetime import datetime, timedelta
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..disruption.snapshot import PodInfo
 from ..models import Inputs
 from ..quantity import format_resources

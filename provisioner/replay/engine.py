@@ -25,7 +25,7 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from .. import labels as L
+from kubefacts import labels as L
 from ..api import nodepool_instance_types, resolve_catalog
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
 from ..disruption.cron import Schedule

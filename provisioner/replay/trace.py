@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..disruption.snapshot import go_duration
 from ..errors import InputError
-from ..safeyaml import Limits, UnsafeInput, load_json_file, load_yaml_file
+from kubefacts.yamlread import Limits, UnsafeInput, load_json_file, load_yaml_file
 
 MAX_EVENTS = 200_000
 MAX_BYTES = 64 * 2**20
