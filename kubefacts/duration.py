@@ -107,8 +107,9 @@ def go_nanoseconds(text: str) -> int:
 
 
 def go_seconds(text: str) -> float:
-    """time.ParseDuration in seconds."""
-    return go_nanoseconds(text) / 1e9
+    """time.ParseDuration in seconds (whole seconds exact, however large)."""
+    whole, nanos = divmod(go_nanoseconds(text), 10**9)
+    return whole + nanos / 1e9
 
 
 def go_seconds_or_none(text: object) -> float | None:

@@ -102,6 +102,9 @@ def _project_with(project: Path, root: Path, stack: str, team: str, team_doc: di
         shutil.copy(project / name if (project / name).is_file() else PROJECT_DIR / name, root / name)
     for path in (project / "stacks" / "teams").glob("*.yaml"):
         shutil.copy(path, root / "stacks" / "teams" / path.name)
+    # Every stack file: the teams' environment blocks are checked against the stacks that exist.
+    for path in (project / "stacks").glob("Pulumi.*.yaml"):
+        shutil.copy(path, root / "stacks" / path.name)
     (root / "stacks" / "teams" / f"{team}.yaml").write_text(yaml.safe_dump(team_doc, sort_keys=False))
     document = load_yaml(project / stack_file(stack), stack_file(stack)) or {}
     config = document.setdefault("config", {})

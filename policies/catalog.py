@@ -143,7 +143,7 @@ def short_list(candidates: Iterable[Candidate], limit: int = 5) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _catalog_names() -> tuple[frozenset[str], frozenset[str]]:
-    types = _provisioner()["shipped_catalog"]().types
+    types = _provisioner().shipped_catalog().types
     return frozenset(t.name for t in types), frozenset(t.name.partition(".")[0] for t in types)
 
 

@@ -94,8 +94,9 @@ def _stack_from_import(tmp_path: Path, team: str, *inputs: Path):
     out = tmp_path / "out"
     code, _, err = importer("--team", team, "--out", str(out), *map(str, inputs))
     assert code == 0, err
+    # every-field.yaml holds a static NodePool, which the stack refuses without Karpenter's gate.
     settings = {**MINIMAL_SETTINGS, "nodeClasses": yaml.safe_load((out / "nodeclasses.yaml").read_text()),
-                "teams": [team]}
+                "teams": [team], "karpenter": {"featureGates": {"staticCapacity": True}}}
     project = write_project(tmp_path / "project", settings,
                             {team: (out / "teams" / f"{team}.yaml").read_text()})
     return load_platform(project, "test")
@@ -267,7 +268,7 @@ def test_the_program_renders_an_imported_team_with_its_overlay_end_to_end(tmp_pa
                              "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In",
                                                "values": ["p5"]}]}]
     settings = {**MINIMAL_SETTINGS, "nodeClasses": yaml.safe_load((out / "nodeclasses.yaml").read_text()),
-                "teams": ["payments"]}
+                "teams": ["payments"], "karpenter": {"featureGates": {"staticCapacity": True}}}
     project = write_project(tmp_path / "project", settings, {"payments": team})
     shutil.copy(PROJECT_DIR / "__main__.py", project / "__main__.py")
     capture = render_stack(project, "test")

@@ -12,7 +12,7 @@ import pytest
 
 from tests.harness import PROJECT_DIR
 
-COPIED = ("Makefile", "Pulumi.yaml", "__main__.py", "components", "offline", "policies", "provisioner", "stacks",
+COPIED = ("Makefile", "Pulumi.yaml", "__main__.py", "kubefacts", "components", "offline", "policies", "provisioner", "stacks",
           "examples")
 
 

@@ -54,31 +54,31 @@ def register(subparsers) -> None:
                     "disruption and the kube-scheduler: what it costs, launches, evicts and how long pods wait. "
                     "Nothing sleeps. See docs/replay.md.")
     add_input_arguments(parser)
-    parser.add_argument("--trace", metavar="TRACE", help="YAML or JSON trace ({events: [...]}, docs/replay.md)")
-    parser.add_argument("--batch", metavar="DIR", help="replay every trace file in DIR (one per cluster of a fleet) "
-                                                       "instead of --trace")
+    parser.add_argument("--trace", metavar="TRACE", help="YAML or JSON trace ({events: [...]}, docs/replay.md).")
+    parser.add_argument("--batch", metavar="DIR", help="Replay every trace file in DIR (one per cluster of a fleet) "
+                                                       "instead of --trace.")
     parser.add_argument("--until", type=_duration, metavar="DURATION",
-                        help=f"simulated time to replay (default: {DEFAULT_UNTIL_NOTE})")
+                        help=f"Simulated time to replay (default: {DEFAULT_UNTIL_NOTE}).")
     parser.add_argument("--start", type=_start, default=DEFAULT_START, metavar="TIME",
                         help="RFC 3339 wall-clock time of `at: 0s`, for cron schedules and budget windows "
-                             "(default 2026-01-05T00:00:00Z, a Monday)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random choices (spot interruption "
-                                                            "fractions); the same seed gives the same output (default 0)")
+                             "(default 2026-01-05T00:00:00Z, a Monday).")
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the random choices (spot interruption "
+                                                            "fractions); the same seed gives the same output (default 0).")
     parser.add_argument("--batch-idle", type=_duration, default=1.0, metavar="DURATION",
-                        help="Karpenter's BATCH_IDLE_DURATION (default 1s, as the chart)")
+                        help="Karpenter's BATCH_IDLE_DURATION (default 1s, as the chart).")
     parser.add_argument("--batch-max", type=_duration, default=10.0, metavar="DURATION",
-                        help="Karpenter's BATCH_MAX_DURATION (default 10s, as the chart)")
+                        help="Karpenter's BATCH_MAX_DURATION (default 10s, as the chart).")
     parser.add_argument("--node-startup", type=_duration, default=60.0, metavar="DURATION",
-                        help="launch to Ready latency of a NodeClaim (default 60s)")
+                        help="Launch to Ready latency of a NodeClaim (default 60s).")
     parser.add_argument("--spot-to-spot", choices=("on", "off"), default="off",
-                        help="the SpotToSpotConsolidation feature gate (default off, as upstream)")
+                        help="The SpotToSpotConsolidation feature gate (default off, as upstream).")
     parser.add_argument("--compare", nargs="+", metavar="PATH",
-                        help="replay the same trace over these NodePools/EC2NodeClasses/NodeOverlays instead of "
-                             "those in -f, and print both side by side")
+                        help="Replay the same trace over these NodePools/EC2NodeClasses/NodeOverlays instead of "
+                             "those in -f, and print both side by side.")
     parser.add_argument("--workers", type=_workers, metavar="N",
-                        help="local worker processes for --compare and --batch (default: one per CPU)")
-    parser.add_argument("-o", "--output", choices=("table", "json", "html"), default="table", help="output format")
-    parser.add_argument("--out", metavar="FILE", help="write the output here instead of stdout (required for html)")
+                        help="Local worker processes for --compare and --batch (default: one per CPU).")
+    parser.add_argument("-o", "--output", choices=("table", "json", "html"), default="table", help="Output format.")
+    parser.add_argument("--out", metavar="FILE", help="Write the output here instead of stdout (required for html).")
     parser.set_defaults(run=run)
 
 

@@ -44,20 +44,20 @@ def register(subparsers) -> None:
                     "events (create, scale, delete of Deployments, StatefulSets, Jobs, CronJobs) of a Kubernetes "
                     "audit log as EKS sends it to CloudWatch Logs (JSON lines).")
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--synthetic", action="store_true", help="a diurnal trace: services on a daily curve, "
-                                                                   "cron jobs, batch bursts")
-    source.add_argument("--from-audit-log", nargs="+", metavar="FILE", help="audit log files (JSON lines)")
-    parser.add_argument("--days", type=_positive, default=7, help="synthetic: days of trace (default 7)")
-    parser.add_argument("--services", type=_count, default=8, help="synthetic: Deployments (default 8)")
-    parser.add_argument("--pods", type=_count, default=200, help="synthetic: mean total service replicas (default 200)")
-    parser.add_argument("--cronjobs", type=_count, default=2, help="synthetic: CronJobs every 15 minutes (default 2)")
-    parser.add_argument("--burst-jobs", type=_count, default=5, help="synthetic: Jobs per batch burst, twice a day "
-                                                                     "(default 5)")
-    parser.add_argument("--namespace", default="default", help="synthetic: namespace of the workloads")
-    parser.add_argument("--seed", type=int, default=0, help="synthetic: seed of the random choices (default 0)")
+    source.add_argument("--synthetic", action="store_true", help="A diurnal trace: services on a daily curve, "
+                                                                   "cron jobs, batch bursts.")
+    source.add_argument("--from-audit-log", nargs="+", metavar="FILE", help="Audit log files (JSON lines).")
+    parser.add_argument("--days", type=_positive, default=7, help="Synthetic: days of trace (default 7).")
+    parser.add_argument("--services", type=_count, default=8, help="Synthetic: Deployments (default 8).")
+    parser.add_argument("--pods", type=_count, default=200, help="Synthetic: mean total service replicas (default 200).")
+    parser.add_argument("--cronjobs", type=_count, default=2, help="Synthetic: CronJobs every 15 minutes (default 2).")
+    parser.add_argument("--burst-jobs", type=_count, default=5, help="Synthetic: Jobs per batch burst, twice a day "
+                                                                     "(default 5).")
+    parser.add_argument("--namespace", default="default", help="Synthetic: namespace of the workloads.")
+    parser.add_argument("--seed", type=int, default=0, help="Synthetic: seed of the random choices (default 0).")
     parser.add_argument("--default-run-for", default="10m", metavar="DURATION",
-                        help="audit log: runFor of a Job whose completion the log does not show (default 10m)")
-    parser.add_argument("--out", metavar="FILE", help="write the trace here (default stdout)")
+                        help="Audit log: runFor of a Job whose completion the log does not show (default 10m).")
+    parser.add_argument("--out", metavar="FILE", help="Write the trace here (default stdout).")
     parser.set_defaults(run=run)
 
 
