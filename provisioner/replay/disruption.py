@@ -1,12 +1,8 @@
-"""Karpenter's disruption controller over the replayed cluster: the replayed state as a disruption
-Snapshot, and one pass of the methods in upstream's order (pkg/controllers/disruption/controller.go:
-emptiness, drift, multi-node consolidation, single-node consolidation; the first that produces a
-command ends the pass), on the pure functions `provisioner consolidate` uses
-(provisioner.disruption.consolidation), so the replay decides exactly as that command does.
-
-Drift (pkg/controllers/disruption/drift.go ComputeCommands): drifted candidates within the
-NodePool's `Drifted` budget; empty ones are deleted together, else the first whose pods all
-schedule elsewhere is replaced by the NodeClaims that scheduling needs (zero or more).
+"""Karpenter's disruption controller over the replayed cluster: the replayed state as the objects
+the one cluster model reads (provisioner.state.reader.load_cluster), and one pass of the methods in
+upstream's order (pkg/controllers/disruption/controller.go: emptiness, drift, multi-node
+consolidation, single-node consolidation; the first that produces a command ends the pass) through
+the disruption API `provisioner consolidate` uses, so the replay decides exactly as that command does.
 
 PodDisruptionBudget status is computed from the replayed pods (the disruption controller of
 kube-controller-manager): healthy = matching pods bound to Ready nodes, expected = matching pods.
@@ -14,23 +10,17 @@ kube-controller-manager): healthy = matching pods bound to Ready nodes, expected
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from datetime import datetime, timedelta
 
 from kubefacts import labels as L
 from ..disruption.snapshot import PodInfo
-from ..models import Inputs
 from ..quantity import format_resources
 
-try:  # one pass of the disruption controller as a documented pure function (provisioner/README.md)
-    from ..disruption.controller import disruption_pass as _pass_api
-    from ..state.reader import load_cluster
-except ImportError:  # before it: the pass `provisioner consolidate` runs, on a snapshot built here
-    _pass_api = None
-    from ..disruption.budgets import budget_mapping
-    from ..disruption.consolidation import _Pass
-    from ..disruption.snapshot import NodeClaimInfo, NodeInfo, Snapshot
+# One pass of the disruption controller, the documented pure function (provisioner/README.md).
+from ..disruption.controller import disruption_pass as _pass_api
+from ..state.reader import load_cluster
 
 REASON_DRIFTED = "Drifted"
 
@@ -39,7 +29,7 @@ REASON_DRIFTED = "Drifted"
 class Command:
     reason: str  # empty | underutilized | drifted
     nodes: list
-    replacements: list = field(default_factory=list)  # ("claim", NodeClaimResult) or ("offer", Replacement, pool)
+    replacements: list = field(default_factory=list)  # ("api", disruption Replacement)
 
 
 @dataclass(frozen=True)
@@ -85,63 +75,6 @@ def pod_info(pod) -> PodInfo:
                    ready_false=False, tolerates_disrupted=False)
 
 
-def snapshot(cluster, pools: dict, pdbs: list, now: float) -> Snapshot:
-    """The replayed cluster as the disruption functions read a `kubectl get` snapshot.
-
-    A NodeClaim is Consolidatable once its NodePool's consolidateAfter has passed since its last
-    pod event (pkg/controllers/nodeclaim/disruption/consolidation.go)."""
-    nodes = sorted(cluster.nodes.values(), key=lambda n: n.name)
-    ready = {n.name for n in nodes if n.ready}
-    inputs = Inputs(nodepools=cluster.inputs.nodepools, nodeclasses=cluster.inputs.nodeclasses,
-                    pods=[p.model() for p in cluster.pending.values()],
-                    bound_pods=[cluster.pods[p].model(n.name) for n in nodes for p in sorted(n.pods)],
-                    daemonsets=cluster.inputs.daemonsets, nodes=[n.existing() for n in nodes],
-                    overlays=cluster.inputs.overlays, namespaces=cluster.inputs.namespaces)
-    infos = []
-    for n in nodes:
-        labels = dict(n.labels)
-        if n.ready:
-            labels[L.INITIALIZED] = "true"
-        claim = None
-        if n.pool is not None:
-            spec = pools.get(n.pool)
-            after = spec.consolidate_after if spec is not None else None
-            consolidatable = n.ready and after is not None and now >= n.last_pod_event + after
-            claim = NodeClaimInfo(n.name, deleting=n.deleting or n.disrupting, consolidatable=consolidatable)
-        infos.append(NodeInfo(n.name, labels, dict(n.annotations), n.deleting or n.disrupting,
-                              True if n.ready else False, claim))
-    alive = list(cluster.pods.values())
-    pdb_objs = [replace(s.pdb, disruptions_allowed=pdb_status(s, alive, ready), has_status=True) for s in pdbs]
-    bound = [pod_info(cluster.pods[p]) for n in nodes for p in sorted(n.pods)]
-    return Snapshot(inputs, pools=dict(pools), nodes=infos, pods=bound, pdbs=pdb_objs, nodeclaims_given=True)
-
-
-def _drift(p: _Pass, snap: Snapshot, drifted: set, now) -> Command | None:
-    """drift.go ComputeCommands over the candidates of drifted nodes."""
-    cands = sorted((c for c in p.candidates if c.name in drifted), key=lambda c: c.name)
-    if not cands:
-        return None
-    budgets = budget_mapping(snap, REASON_DRIFTED, now)
-    used: dict = {}
-    empty = []
-    for c in cands:
-        b = budgets.get(c.pool)
-        if c.empty and b is not None and b.remaining - used.get(c.pool, 0) > 0:
-            empty.append(c.name)
-            used[c.pool] = used.get(c.pool, 0) + 1
-    if empty:
-        return Command("drifted", empty)
-    for c in cands:
-        b = budgets.get(c.pool)
-        if b is None or b.remaining <= 0:
-            continue
-        sim = p.simulator.run([c])
-        if sim.errors or sim.uninitialized:
-            continue
-        return Command("drifted", [c.name], [("claim", claim) for claim in sim.nodeclaims])
-    return None
-
-
 def any_consolidatable(cluster, pools: dict, now: float) -> bool:
     """Whether some Ready, managed node not being deleted is past its consolidateAfter (what
     emptiness and consolidation both require of a candidate, candidates.py _consolidatable)."""
@@ -160,29 +93,13 @@ def disruption_pass(cluster, pools: dict, pdbs: list, drifted: set, now_s: float
     NodeOverlays and DaemonSets as given (read by the disruption API, when it is there)."""
     if not drifted and not any_consolidatable(cluster, pools, now_s):
         return None  # every candidate would fail the Consolidatable check: the pass finds nothing
-    if _pass_api is not None:
-        state = load_cluster(list(objects) + cluster_objects(cluster, pools, pdbs, drifted, now_s, wall))
-        result = _pass_api(state, catalog, wall, region=region, zones=tuple(zones), spot_discount=spot_discount,
-                           spot_to_spot=spot_to_spot)
-        if not result.commands:
-            return None
-        cmd = result.commands[0]
-        return Command(cmd.reason, list(cmd.candidates), [("api", r) for r in cmd.replacements])
-    snap = snapshot(cluster, pools, pdbs, now_s)
-    p = _Pass(snap, catalog, region, zones, spot_discount, spot_to_spot, wall)
-    action = p.emptiness()
-    if action is not None:
-        return Command("empty", list(action.nodes))
-    command = _drift(p, snap, drifted, wall)
-    if command is not None:
-        return command
-    eligible = p._consolidation_candidates()
-    action = p.multi_node(eligible) or p.single_node(eligible)
-    if action is None:
+    state = load_cluster(list(objects) + cluster_objects(cluster, pools, pdbs, drifted, now_s, wall))
+    result = _pass_api(state, catalog, wall, region=region, zones=tuple(zones), spot_discount=spot_discount,
+                       spot_to_spot=spot_to_spot)
+    if not result.commands:
         return None
-    pool = cluster.nodes[action.nodes[0]].pool
-    reps = [("offer", action.replacement, pool)] if action.replacement is not None else []
-    return Command("underutilized", list(action.nodes), reps)
+    cmd = result.commands[0]
+    return Command(cmd.reason, list(cmd.candidates), [("api", r) for r in cmd.replacements])
 
 
 def _stamp(wall: datetime, seconds_ago: float) -> str:

@@ -578,23 +578,11 @@ class Replay:
     def _execute(self, cmd, now: float, decided: float) -> None:
         """orchestration/queue.go: taint the candidates, launch the replacements, drain once they are Ready."""
         launched = []
-        for rep in cmd.replacements:
-            if rep[0] == "claim":
-                c = rep[1]
-                node = self.cluster.launch(c.nodepool, c.instance_type, c.capacity_type, c.zone, c.price_usd_hour,
-                                           c.labels, c.allocatable, now, self._node_name(c.nodepool))
-            elif rep[0] == "api":  # a Replacement of the disruption API (names its NodePool)
-                r = rep[1]
-                node = self.cluster.replacement_node(r.nodepool, r.instance_type, r.capacity_type, r.zone, now,
-                                                     self._node_name(r.nodepool))
-                if node is None:
-                    return
-            else:
-                r, pool = rep[1], rep[2]
-                node = self.cluster.replacement_node(pool, r.instance_type, r.capacity_type, r.zone, now,
-                                                     self._node_name(pool))
-                if node is None:
-                    return  # no such offering (defensive): no command
+        for _, r in cmd.replacements:  # Replacements of the disruption API (each names its NodePool)
+            node = self.cluster.replacement_node(r.nodepool, r.instance_type, r.capacity_type, r.zone, now,
+                                                 self._node_name(r.nodepool))
+            if node is None:
+                return  # no such offering (defensive): no command
             launched.append(node)
         record = self._record(decided, cmd.reason, cmd.nodes, [n.name for n in launched])
         for name in cmd.nodes:
