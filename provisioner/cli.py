@@ -63,9 +63,6 @@ def main(argv=None) -> int:
     try:
         return args.run(args) or 0
     except InputError as exc:
-        for error in getattr(exc, "errors", None) or [exc]:
-            print(f"error: {error}", file=sys.stderr)
-        if getattr(exc, "errors", None) and hasattr(args, "skip_invalid"):
-            print(f"{len(exc.errors)} error(s); nothing planned (--skip-invalid ignores the invalid objects, "
-                  "listing each with its reason)", file=sys.stderr)
+        more = len(getattr(exc, "errors", None) or [exc]) - 1  # one line: the first refusal, and how many follow
+        print(f"error: {exc}" + (f" (and {more} more error(s))" if more else ""), file=sys.stderr)
         return EXIT_INVALID_INPUT

@@ -8,8 +8,8 @@ the policy pack and the pr-report.
     validate(obj, *, release=None, origin=None) -> list[InvalidObject]
 
 An old API version (karpenter.sh/v1beta1 or v1alpha5, karpenter.k8s.aws/v1beta1 or v1alpha1) is
-one error at `apiVersion` naming the importer's conversion as the way out. Objects of other
-groups are not judged here (an empty list). jsonschema and cel-python load on the first call.
+one error at `apiVersion` naming the importer's conversion as the way out. `status` is not
+judged (controllers write it). Objects of other groups are not judged here (an empty list). jsonschema and cel-python load on the first call.
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ CONVERTIBLE = {"NodePool", "EC2NodeClass", "Provisioner", "AWSNodeTemplate"}
 IMPORTER = "python -m components.config.importer --dry-run"
 # jsonschema's additionalProperties message: one error per unexpected field.
 _UNEXPECTED = re.compile(r"^Additional properties are not allowed \((.*) (?:was|were) unexpected\)$")
+_REQUIRED = re.compile(r"^'(.+)' is a required property$")
 
 
 class InvalidObject(LocatedError, ValueError):
@@ -96,12 +97,17 @@ def _judge(obj: dict, release: str) -> tuple[tuple[str, str], ...]:
     if crd.served_schema(api_version, kind) is None:
         return (("apiVersion", _not_served(group, version, kind, release, crd)),)
     problems: list[tuple[str, str]] = []
-    for violation in crd.validate(obj):
+    # `status` is the controllers' output (the status subresource), not what a user wrote: a
+    # dump's or a test's partial status says nothing about whether the object is admitted.
+    for violation in crd.validate({k: v for k, v in obj.items() if k != "status"}):
         match = _UNEXPECTED.match(violation.message)
         if match:
             where = f"{violation.path}." if violation.path else ""
             problems += [(f"{where}{name}", f"unknown field (not in the {api_version} {kind} schema)")
                          for name in re.findall(r"'([^']+)'", match.group(1))]
+        elif (required := _REQUIRED.match(violation.message)) is not None:
+            where = f"{violation.path}." if violation.path else ""
+            problems.append((f"{where}{required.group(1)}", f"Required value (the {api_version} {kind} schema)"))
         else:
             problems.append((violation.path, violation.message))
     if not problems and kind in runtime.CHECKS:

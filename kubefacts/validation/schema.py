@@ -211,6 +211,10 @@ class Cel:
             if "undeclared reference" in str(err):  # our evaluator lacks a function: not the object's fault
                 raise RuntimeError(f"CEL rule uses a function the evaluator lacks: {rule}") from err
             return False
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+            # cel-python raises these on values of the wrong type (a list where the schema says
+            # object); the schema check reports the type, the rule cannot hold.
+            return False
         return isinstance(result, self._types.BoolType) and bool(result)
 
 
@@ -260,7 +264,7 @@ class CrdValidator:
         if schema is None:
             return [Violation("", f"no served CRD version for {kind} {api_version}")]
         document = apply_defaults(schema, copy.deepcopy(manifest))
-        violations = self._metadata(document.get("metadata") or {})
+        violations = self._metadata(document.get("metadata") if document.get("metadata") is not None else {})
         key = (api_version, kind, "schema")
         if key not in self._validators:
             self._validators[key] = _Validator(to_json_schema(schema), format_checker=_FORMATS)
@@ -274,20 +278,29 @@ class CrdValidator:
         return violations
 
     @staticmethod
-    def _metadata(metadata: dict[str, Any]) -> list[Violation]:
+    def _metadata(metadata: Any) -> list[Violation]:
+        if not isinstance(metadata, dict):
+            return [Violation("metadata", f"expected a mapping, got {type(metadata).__name__}")]
         violations = []
         name = metadata.get("name", "")
-        if not name or len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+        if not isinstance(name, str) or not name or len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
             violations.append(Violation("metadata.name", f"{name!r} is not a DNS-1123 subdomain"))
         for field, check_value in (("labels", True), ("annotations", False)):
-            for label, text in (metadata.get(field) or {}).items():
+            entries = metadata.get(field) or {}
+            if not isinstance(entries, dict):
+                violations.append(Violation(f"metadata.{field}", f"expected a mapping, got {type(entries).__name__}"))
+                continue
+            for label, text in entries.items():
+                if not isinstance(label, str) or not isinstance(text, str):
+                    violations.append(Violation(f"metadata.{field}.{label}", "keys and values must be strings"))
+                    continue
                 try:
                     check_label_key(label)
                     if check_value:
                         check_label_value(text)
                 except ValueError as err:
                     violations.append(Violation(f"metadata.{field}.{label}", str(err)))
-        annotations = metadata.get("annotations") or {}
+        annotations = metadata.get("annotations") if isinstance(metadata.get("annotations"), dict) else {}
         total = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items())
         if total > MAX_ANNOTATIONS_BYTES:
             violations.append(Violation("metadata.annotations", f"annotations total {total:,} bytes, more than 256 KiB"))
