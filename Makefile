@@ -4,31 +4,44 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STACK  ?= dev
 STAMP  := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: install render test simulate bench docs preview up destroy clean pr-report reference upgrade-plan preflight import \
-        mutation hostile-bench
+.PHONY: install install-dev render test lint simulate bench docs preview up destroy clean pr-report reference upgrade-plan \
+        preflight import mutation hostile-bench
 
-# Re-install only when the pinned dependency lists change.
-$(STAMP): requirements.txt provisioner/pyproject.toml
+# Re-install only when the pinned dependency lists change. The runtime (render, pulumi up) needs
+# requirements.txt only; tests, linters and benchmarks add requirements-dev.txt.
+$(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
+$(DEV_STAMP): $(STAMP) requirements-dev.txt provisioner/pyproject.toml
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $(DEV_STAMP)
+
 install: $(STAMP)
+
+install-dev: $(DEV_STAMP)
 
 # Offline render: the real __main__.py under the SDK's mock monitor, then the policy pack over it.
 render: $(STAMP)
 	$(PY) -m offline.render $(STACK)
 	$(PY) -m policies.check build/$(STACK)
 
-test: $(STAMP)
+# The layers (.importlinter), ruff (ruff.toml) and mypy (mypy.ini): CI fails when a layer is crossed.
+lint: $(DEV_STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+
+test: lint
 	$(PY) -m pytest -q
 
 simulate: render
 	$(PY) -m provisioner simulate -f build/$(STACK)/manifests -f examples/workloads
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(PY) -m bench
 
 # Pull-request report: the stack at BASE (a temporary git worktree) against the working tree, as
@@ -45,13 +58,13 @@ pr-report: $(STAMP)
 MUTATE ?= provisioner.scheduling.requirements provisioner.scheduling.topology components.config.nodepools \
           components.config.nodeclasses components.nodepools components.nodeclasses
 CR_MODULES ?= components/config/nodepools.py components/config/nodeclasses.py
-mutation: $(STAMP)
+mutation: $(DEV_STAMP)
 	for module in $(MUTATE); do $(VENV)/bin/mutmut run "$$module.*" || exit $$?; done
 	$(PY) -m tools.mutation_report
 	$(PY) -m tools.cosmic_ray_session run $(if $(CR_SAMPLE),--sample $(CR_SAMPLE)) $(CR_MODULES)
 
 # Worst time and memory per hostile input (tests/hostile/corpus.py); figures in BENCHMARKS.md.
-hostile-bench: $(STAMP)
+hostile-bench: $(DEV_STAMP)
 	$(PY) -m tools.hostile_bench
 
 # The configuration reference is generated from the config models' docstrings.

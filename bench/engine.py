@@ -322,7 +322,7 @@ def run(out=sys.stdout, repeat: int = 3, e2e_pods: int = 20000, sizes=(20000, 50
           f"included) | {cpu:.2f} s CPU, {e2e_pods / cpu:,.0f} pods/s (wall {wall:.2f} s, {e2e_pods / wall:,.0f} pods/s) "
           f"| >= 8,000 pods/s |", file=out)
     phases = e2e_phases(e2e_pods, repeat)
-    print(f"| where a process run's CPU goes (medians) | "
+    print("| where a process run's CPU goes (medians) | "
           + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in phases.items())
           + f" (sum {sum(phases.values()):.2f} s) | |", file=out)
     rows = solve(sizes, repeat)

@@ -81,6 +81,10 @@ class Roundtrip:
 def roundtrip(docs: Iterable[Document], result: ImportResult, team_name: str) -> Roundtrip:
     """Render the imported config the way the stack will (the stack's own role and selectors aside)
     and compare it with every original spec."""
+    # The builders import the Pulumi SDK: loaded only once an import passed its checks (a
+    # refusal stays fast). Not a cycle: components.config never imports this module.
+    from .nodeclasses import nodeclass_manifest
+    from .nodepools import nodepool_manifest
 
     found = Roundtrip()
     if result.team is None:

@@ -20,7 +20,7 @@ Sources (kubernetes-sigs/karpenter and aws/karpenter-provider-aws at each releas
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import re2  # Go RE2 semantics, as the API server's patterns: `$` never matches before a final "\n"
 
@@ -139,7 +139,7 @@ KNOWN_VALUES: Mapping[str, frozenset[str]] = {
 
 
 def _release(release: str | None) -> str:
-    return release if release in WELL_KNOWN_BY_RELEASE else DEFAULT_RELEASE
+    return release if release is not None and release in WELL_KNOWN_BY_RELEASE else DEFAULT_RELEASE
 
 
 def well_known(release: str | None = None) -> frozenset[str]:

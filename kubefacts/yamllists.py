@@ -33,14 +33,18 @@ commas (quotes ignored: a bracket or comma in a quoted value nominates wrongly, 
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 import yaml
 
 from .yamlwalk import Limits, UnsafeInput, walk_events
 
+_RawParser: Any
 try:
     from yaml._yaml import CParser as _RawParser  # raw_parse(): libyaml's events counted in C
 except ImportError:  # pragma: no cover - PyYAML built without libyaml: the readers decide alone
@@ -53,13 +57,14 @@ _REFUSED_SOONER = ("!", "*", "?", "\r", "\x85", "\u2028", "\u2029", "\ufeff", "]
 _COLLECTION_KEY = re.compile(r"[\]}][ \t]+:")  # `[a] : b`; `[a]: b` is in _REFUSED_SOONER
 _NOT_AN_ITEM_START = frozenset("\n\t#,]}:?!*%@`")  # a comment, an indicator, or an error at the item
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
-_json_scan = json.JSONDecoder().scan_once  # the decoder's C scanner: one value at an offset
+_json_scan: Any = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the decoder's C scanner: one value at an offset
 
 
-def _json_value(text: str, pos: int) -> tuple:
+def _json_value(text: str, pos: int) -> tuple[Any, int]:
     """(value, end offset) of the JSON value at `pos`; ValueError when there is none."""
     try:
-        return _json_scan(text, pos)
+        value, end = _json_scan(text, pos)
+        return value, end
     except StopIteration:
         raise ValueError(f"no JSON value at offset {pos}") from None
 
@@ -220,7 +225,7 @@ def _refuse_flow_by_brackets(text: str, display: str, limits: Limits) -> None:
         return  # one proof attempt
 
 
-def _flow_collection_item(chunk):
+def _flow_collection_item(chunk: str | bytes) -> str | None:
     """_one_flow_item(0), but only for an item that is a flow collection (`{...}` or `[...]`): its
     inside is flow context wherever it stands, while a scalar or pair alone after `- ` is read in
     block context (`- - x`, `- |`, an empty entry between two commas all parse there, not in the list)."""
@@ -229,14 +234,14 @@ def _flow_collection_item(chunk):
 
 
 def _skip_blank(text: str, pos: int) -> int:
-    return _JSON_SPACE.match(text, pos).end()
+    return _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]  # `*` always matches
 
 
-def _one_flow_item(column: int):
+def _one_flow_item(column: int) -> Callable[[Any], Any]:
     """An item's lines as `- {...}` in block context, or None unless they end in a comma outside
     any comment: in block context nothing may follow a flow collection, so a second item (`}, {`)
     or a plain scalar after it is a parse error there, while its inside parses as in the list."""
-    def alone(chunk):
+    def alone(chunk: str | bytes) -> str | None:
         text = chunk.decode() if isinstance(chunk, bytes) else chunk
         text = text.rstrip(" \n")
         if not text.endswith(",") or "#" in text[text.rfind("\n") + 1:]:
@@ -249,7 +254,7 @@ _flow_item = _one_flow_item(0)  # a flow item that starts its chunk (JSON, one-l
 
 
 def _prove(text: str, display: str, limits: Limits, items: list[int], start: int, list_mark: tuple[int, int],
-           alone, framing: int) -> None:
+           alone: Callable[[Any], Any], framing: int) -> None:
     """Raise the checked walk's refusal at `start` (the item too many) once every step is proved:
     `items` are the nominated item offsets (the limit + 2), `list_mark` where the list starts,
     `alone(chunk)` an item's text as a document of one list with one item (None: not provable),
@@ -279,7 +284,7 @@ def _prove(text: str, display: str, limits: Limits, items: list[int], start: int
     if text.isascii():  # the same offsets, and libyaml reads bytes without an encoding step
         source = text.encode()
     try:
-        for begin, end in zip(items, items[1:]):
+        for begin, end in itertools.pairwise(items):
             document = alone(source[begin:end])
             if document is None:
                 return

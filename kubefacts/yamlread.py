@@ -28,13 +28,14 @@ from __future__ import annotations
 import codecs
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
 from .yamllists import refuse_long_list
-from .yamlwalk import DEFAULT_LIMITS, MiB, Limits, UnsafeInput, _Parser, check_events, walk_events
+from .yamlwalk import DEFAULT_LIMITS, Limits, MiB, UnsafeInput, _Parser, check_events, walk_events
 
 
 @dataclass(frozen=True)
@@ -110,11 +111,11 @@ class _KeyNotText(yaml.constructor.ConstructorError):
     """A mapping key that is a number, boolean or null: found while building, its key path after."""
 
 
-def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+def _unique_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     if not isinstance(node, yaml.MappingNode):  # `!!map [a]`: refused, not a TypeError
         raise yaml.constructor.ConstructorError(None, None, f"expected a mapping, but found {node.id}",
                                                 node.start_mark)
-    seen: set = set()
+    seen: set[Any] = set()
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
             continue  # `<<: *base` keys may be overridden by the mapping's own keys
@@ -126,16 +127,17 @@ def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool 
                               key_node.start_mark)
         seen.add(key)
     loader.flatten_mapping(node)
-    return loader.construct_mapping(node, deep)
+    mapping: dict[Any, Any] = loader.construct_mapping(node, deep)
+    return mapping
 
 
-def _yaml_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Iterator[dict]:
-    data: dict = {}
+def _yaml_map(loader: Any, node: yaml.MappingNode) -> Iterator[dict[str, Any]]:
+    data: dict[str, Any] = {}
     yield data
     data.update(_unique_mapping(loader, node))
 
 
-class _Constructor(_Parser):  # type: ignore[misc, valid-type]
+class _Constructor(_Parser):  # type: ignore[valid-type, misc]  # the parser class is chosen at import
     """Safe construction with the rules above; events were checked first."""
 
 
@@ -180,15 +182,16 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
         limits.max_alias_nodes
     docs: list[Document] = []
     # open collections: [container, is mapping, pending key (or _UNSET), children, size, anchor]
-    stack: list[list] = []
-    anchors: dict = {}  # anchor -> (value, size) of the current document
-    open_anchors: set = set()
+    stack: list[list[Any]] = []
+    anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, size) of the current document
+    open_anchors: set[str] = set()
     nodes = expanded = line = 0
-    tags: dict = {}  # plain scalar text -> resolved tag
+    tags: dict[str, str] = {}  # plain scalar text -> resolved tag
     if loader.yaml_path_resolvers:  # pragma: no cover - SafeLoader has none
         return None
     try:
-        for event in iter(loader.get_event, None):  # the C parser's events, until the stream ends
+        events: Iterator[Any] = iter(loader.get_event, None)  # the C parser's events (untyped in the stubs)
+        for event in events:
             kind = type(event)
             if kind is scalar_t:
                 if event.tag is not None:
@@ -279,7 +282,7 @@ def _load_plain(text: str, limits: Limits) -> list[Document] | None:
                 top[0].append(value)
     except _ListTooLong:
         raise
-    except Exception:  # noqa: BLE001 - any problem is reported by the checked path
+    except Exception:
         return None
     finally:
         loader.dispose()
@@ -292,10 +295,10 @@ class _ListTooLong(Exception):
         self.event, self.path = event, path
 
 
-def _plain_path(stack: list[list]) -> str:
+def _plain_path(stack: list[list[Any]]) -> str:
     """The key path of the one-pass reader's open collections, as `_path` writes check_events'."""
     out = ""
-    for container, mapping, key, children, _size, _anchor in stack:
+    for _container, mapping, key, children, _size, _anchor in stack:
         if mapping:
             if key is not _UNSET:
                 out += f".{key}" if out else str(key)
@@ -325,11 +328,13 @@ def _load_checked(text: str, display: str, limits: Limits = DEFAULT_LIMITS) -> l
         try:
             while loader.check_node():
                 node = loader.get_node()
+                assert node is not None  # check_node() said there is one
                 docs.append(Document(loader.construct_document(node), node.start_mark.line + 1))
         finally:
             loader.dispose()
     except _KeyNotText as err:  # the constructor knows no key path: one more walk finds it
         mark = err.problem_mark
+        assert mark is not None  # _unique_mapping raises it with the key's mark
         try:
             path = walk_events(text, display, limits, find_key=(mark.line, mark.column)) or ""
         except (UnsafeInput, yaml.YAMLError):  # pragma: no cover - the same text passed the walk before
@@ -361,8 +366,8 @@ def load_yaml_files(path: Any, display: str | None = None, limits: Limits = DEFA
 
 # --- JSON --------------------------------------------------------------------------------------
 
-def _pairs(pairs: list) -> dict:
-    out: dict = {}
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
             raise ValueError(f"duplicate key {key!r}")

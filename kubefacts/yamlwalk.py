@@ -6,6 +6,7 @@ path (`UnsafeInput`, a LocatedError). `kubefacts.yamlread` and `kubefacts.yamlli
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ import yaml
 
 from .errors import LocatedError
 
+_Parser: type[yaml.SafeLoader] | type[yaml.CSafeLoader]
 try:  # libyaml parses several times faster; its parser is iterative, so the depth check holds
     _Parser = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
@@ -60,7 +62,7 @@ _ALLOWED_TAGS = {None, "!", "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "t
 
 
 class _Frame:
-    __slots__ = ("mapping", "index", "key", "expect_key", "size", "anchor")
+    __slots__ = ("anchor", "expect_key", "index", "key", "mapping", "size")
 
     def __init__(self, mapping: bool, anchor: str | None):
         self.mapping = mapping
@@ -110,7 +112,8 @@ def walk_events(text: str, display: str, limits: Limits, find_list: tuple[int, i
         return UnsafeInput(message, origin=display, line=mark.line + 1, column=mark.column + 1, path=_path(stack))
 
     try:
-        for event in iter(loader.get_event, None):  # the C parser's events, until the stream ends
+        events: Iterator[Any] = iter(loader.get_event, None)  # the C parser's events (untyped in the stubs)
+        for event in events:
             kind = type(event)
             if kind is scalar_t or kind is alias_t or kind in starts:
                 tag = getattr(event, "tag", None)

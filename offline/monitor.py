@@ -54,7 +54,7 @@ def _mask_leaf_secrets(value: Any) -> Any:
         if sig is not None and (sig.string_value == rpc._special_secret_sig or (
                 sig.string_value == rpc._special_output_value_sig and value.fields.get("secret", struct_pb2.Value()).bool_value)):
             return None
-        for key, item in value.fields.items():
+        for item in value.fields.values():
             if item.HasField("struct_value") and _mask_leaf_secrets(item.struct_value) is None:
                 item.string_value = SECRET
             elif item.HasField("list_value"):

@@ -18,7 +18,6 @@ no per-zone availability), so "no zone has it" cannot be judged and is not claim
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 from dataclasses import dataclass

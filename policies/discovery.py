@@ -31,7 +31,7 @@ def single_security_group(stack: Stack, config: Mapping[str, Any]) -> Iterable[V
         elif isinstance(resource_id, str) and resource_id.startswith("sg-"):
             groups.setdefault(resource_id, tag.urn)
     if len(groups) > 1:
-        for group_id, urn in sorted(groups.items())[1:]:
+        for _group_id, urn in sorted(groups.items())[1:]:
             yield Violation(urn, f"security groups {', '.join(sorted(groups))} all carry {DISCOVERY_TAG}; "
                                  "tag exactly one")
     elif not groups and not unknown:

@@ -146,7 +146,7 @@ def render_table(result: SimulationResult) -> str:
     if result.unschedulable:
         out.append(f"Unschedulable pods ({len(result.unschedulable)}):")
         by_reason = Counter(u.reason for u in result.unschedulable)
-        for reason, count in by_reason.items():
+        for reason in by_reason:
             names = [u.pod for u in result.unschedulable if u.reason == reason]
             out.append(f"  {_pods(names)}")
             out.append(f"    why: {reason}")

@@ -7,7 +7,6 @@ bottlerocket.go DefaultBlockDeviceMappings (4Gi `/dev/xvda` OS volume + `/dev/xv
 windows.go (`/dev/sda1`), al2023.go (`/dev/xvda`), custom.go (none: the AMI's own mappings)."""
 
 import pulumi
-import pytest
 
 from components.config.nodeclasses import NodeClass
 from components.config.nodepools import NodePool

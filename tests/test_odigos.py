@@ -230,7 +230,7 @@ def test_virtual_device_with_the_node_overlay_gate_off_is_refused():
 def test_tolerations_that_still_tolerate_the_taint_are_accepted(tolerations):
     config = platform(odigletTolerations=tolerations, teams={}).settings.odigos
     assert odigos_values(config)["odiglet"]["tolerations"] == [
-        {k: v for k, v in t.items()} for t in config.model_dump(by_alias=True, exclude_none=True)["odigletTolerations"]]
+        dict(t.items()) for t in config.model_dump(by_alias=True, exclude_none=True)["odigletTolerations"]]
 
 
 @pytest.mark.parametrize("tolerations", [

@@ -58,7 +58,7 @@ def test_report_prices_the_workloads_before_and_after(built):
     pods unschedulable than before."""
     text, _, _ = built
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:4]]
-            for line in text.splitlines() if line.startswith("| unschedulable pods") or line.startswith("| price")}
+            for line in text.splitlines() if line.startswith(("| unschedulable pods", "| price"))}
     before, after = (int(v) for v in rows["unschedulable pods"])
     assert after == before
     assert all(v.startswith("$") and v.endswith("/h") for v in rows["price"])

@@ -198,7 +198,7 @@ def test_prod_renders_whole_on_an_older_release(tmp_path, version):
     assert check_capture(capture) == []
     releases = {r.inputs["name"]: r.inputs["version"] for r in capture.of_type("kubernetes:helm.sh/v3:Release")}
     assert releases["karpenter"] == releases["karpenter-crd"] == version
-    policies = [r for r in capture.of_type("aws:iam/policy:Policy")]
+    policies = list(capture.of_type("aws:iam/policy:Policy"))
     has_zonal = any("ZonalShift" in str(r.inputs.get("name")) for r in policies)
     assert has_zonal == (reference.order(version) >= (1, 12))
 

@@ -15,7 +15,6 @@ evaluates them). The report's kill rate is killed / (killed + survived) over the
 from __future__ import annotations
 
 import ast
-import json
 import sys
 from collections import Counter
 from pathlib import Path

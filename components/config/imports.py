@@ -261,7 +261,7 @@ def _validate(pools: list[tuple[Document, dict[str, Any]]], classes: dict[str, D
     """The platform's own config validation (CRD schema, CEL and Karpenter's runtime rules), each
     problem named by the original file and key path."""
     seen: dict[str, Document] = {}
-    for index, (document, entry) in enumerate(pools):
+    for document, entry in pools:
         if entry["name"] in seen:
             result.errors.append(ConfigIssue(document.file, document.at("metadata.name"),
                                              f"NodePool {entry['name']!r} is also defined in {seen[entry['name']].file}"))

@@ -17,7 +17,6 @@ annotation keys are qualified names and all annotations together hold at most 25
 
 from __future__ import annotations
 
-from typing import Iterable
 
 import re2
 

@@ -133,7 +133,7 @@ def requirements(facts, nodeclass: NodeClass, zones, region: str, capacity_types
         L.INSTANCE_ACCELERATOR_MANUFACTURER: facts.accelerator_manufacturer if facts.accelerators else "",
         L.INSTANCE_ACCELERATOR_COUNT: str(facts.accelerators) if facts.accelerators else "",
         L.CAPACITY_RESERVATION_ID: "", L.CAPACITY_RESERVATION_TYPE: "", L.CAPACITY_RESERVATION_INTERRUPTIBLE: "",
-        **{key: "" for key in EXTRA_LABELS}, **dict(facts.extra_labels),
+        **dict.fromkeys(EXTRA_LABELS, ""), **dict(facts.extra_labels),
     }
     reqs += [Requirement(key, False, frozenset([value] if value else [])) for key, value in optional.items()]
     return Requirements(reqs)

@@ -242,7 +242,7 @@ def _load_controller(obj, ctx, kind, inputs, owners: _Owners, pod_volumes, max_p
         return
     refs = volume_refs(ctx, template.get("spec"), "spec.template.spec")
     if kind == "StatefulSet":
-        namespace, name = key[1], key[2]
+        name = key[2]
         templates = claim_templates(ctx, spec)
         for i, pod in enumerate(pods, start=present):
             extra = tuple(("pvc", f"{tpl}-{name}-{i}", sc) for tpl, sc in templates)

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from kubefacts import quantity
 from kubefacts.quantity import REQUEST_MAX_MILLI
+from kubefacts.labels import EFFECTS, POD_OPERATORS, TOLERATION_OPERATORS
+
 from ..errors import InputError
-from ..scheduling.requirements import POD_OPERATORS, Requirement, Requirements
-from ..scheduling.taints import EFFECTS, TOLERATION_OPERATORS, Taint, Toleration
+from ..scheduling.requirements import Requirement, Requirements
+from ..scheduling.taints import Taint, Toleration
 
 
 class Ctx:

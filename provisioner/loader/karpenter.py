@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from kubefacts import labels as L
 from kubefacts import quantity
+from kubefacts.labels import NODEPOOL_OPERATORS
+
 from ..models import ExistingNode, KubeletConfig, NodeClaimObject, NodeClass, NodeClassRef, NodeOverlay, NodePool
-from ..scheduling.requirements import NODEPOOL_OPERATORS
 from ..scheduling.taints import Taint
 from .fields import Ctx
 

@@ -114,7 +114,7 @@ def test_100k_deep_document_is_refused_without_crashing_the_process(tmp_path):
     """Through libyaml's composer this used to segfault (exit 139); the depth is checked on the
     event stream first. Run in a subprocess so a crash could not take the test run down."""
     path = tmp_path / "deep.yaml"
-    path.write_text(dict((c[0], c[1]) for c in MANIFEST_CASES)["deep-mapping-100k"])
+    path.write_text({c[0]: c[1] for c in MANIFEST_CASES}["deep-mapping-100k"])
     result = subprocess.run([sys.executable, "-m", "provisioner", "simulate", "-f", str(path)], capture_output=True,
                             text=True, timeout=60, cwd=PROJECT_DIR)
     assert result.returncode == 2, result.stderr

@@ -39,7 +39,7 @@ def test_batcher_closes_after_idle_window():
 
 def test_batcher_closes_at_max_window_under_steady_triggers():
     batcher = Batcher(idle=1.0, maximum=10.0)
-    for tick in range(0, 20):
+    for tick in range(20):
         batcher.trigger(tick * 0.5)  # never idle for a whole second
     assert batcher.deadline() == 10.0
 

@@ -8,8 +8,8 @@ import pytest
 from provisioner import simulate
 from provisioner.manifests import read_documents
 
-from prov_builders import (deployment, itype, node, nodeclass, nodepool, pod, req, run, run_core, fake_type,
-                           catalog, taint, term)
+from prov_builders import (deployment, node, nodeclass, nodepool, pod, req, run, run_core, fake_type,
+                           taint, term)
 
 ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
 TYPES = [fake_type("small", "2", "8Gi"), fake_type("medium", "4", "16Gi"), fake_type("large", "8", "32Gi")]

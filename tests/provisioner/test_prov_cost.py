@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from provisioner import load_objects, simulate_inputs
+from provisioner import load_objects
 from provisioner.api import nodepool_instance_types, resolve_catalog
 from provisioner.cost.ceiling import pool_ceilings, team_totals
 from provisioner.report import render_json

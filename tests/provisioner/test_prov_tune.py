@@ -147,7 +147,7 @@ def test_tune_with_no_launchable_pool_reports_zero_floats_and_exits_0(tmp_path, 
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from provisioner.cost.tune import (CATEGORY_KEY, FAMILY_KEY, GENERATION_KEY, GPU_COUNT_KEY,  # noqa: E402
+from provisioner.cost.tune import (CATEGORY_KEY, GENERATION_KEY, GPU_COUNT_KEY,  # noqa: E402
                                    MANUFACTURER_KEY, MEMORY_KEY, _lp_families, _Search)
 from provisioner.scheduling.requirements import Requirement  # noqa: E402
 
