@@ -18,7 +18,6 @@ annotation keys are qualified names and all annotations together hold at most 25
 from __future__ import annotations
 
 
-import re2
 
 MAX_REQUIREMENTS = 100
 MAX_LABELS = 100

@@ -16,7 +16,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..errors import LocatedError
 from ..labels import DEFAULT_RELEASE, SUPPORTED_RELEASES
@@ -51,7 +52,7 @@ def is_karpenter_object(obj: Any) -> bool:
     return isinstance(obj, Mapping) and str(obj.get("apiVersion") or "").rpartition("/")[0] in GROUPS
 
 
-def object_name(obj: Mapping) -> str:
+def object_name(obj: Mapping[str, Any]) -> str:
     """`Kind "name"`, as the provisioner's messages name objects."""
     metadata = obj.get("metadata")
     name = metadata.get("name") if isinstance(metadata, Mapping) else None
@@ -62,7 +63,7 @@ def release_or_default(release: str | None) -> str:
     return release if release in SUPPORTED_RELEASES else DEFAULT_RELEASE
 
 
-def validate(obj: Mapping, *, release: str | None = None, origin: str | None = None) -> list[InvalidObject]:
+def validate(obj: Mapping[str, Any], *, release: str | None = None, origin: str | None = None) -> list[InvalidObject]:
     """Every reason the API server (schema, CEL) or Karpenter (runtime checks) refuses `obj`
     under `release` (the newest supported when None); empty for a valid object and for objects
     outside Karpenter's groups."""
@@ -76,7 +77,7 @@ def validate(obj: Mapping, *, release: str | None = None, origin: str | None = N
     return _errors(_cached(key, release), obj, origin)
 
 
-def _errors(problems: tuple[tuple[str, str], ...], obj: Mapping, origin: str | None) -> list[InvalidObject]:
+def _errors(problems: tuple[tuple[str, str], ...], obj: Mapping[str, Any], origin: str | None) -> list[InvalidObject]:
     label = object_name(obj)
     return [InvalidObject(path, message, origin=origin, obj=label) for path, message in problems]
 
@@ -87,7 +88,7 @@ def _cached(key: str, release: str) -> tuple[tuple[str, str], ...]:
     return _judge(json.loads(key), release)
 
 
-def _judge(obj: dict, release: str) -> tuple[tuple[str, str], ...]:
+def _judge(obj: dict[str, Any], release: str) -> tuple[tuple[str, str], ...]:
     from . import runtime
     from .schema import validator_for
 
@@ -115,7 +116,7 @@ def _judge(obj: dict, release: str) -> tuple[tuple[str, str], ...]:
     return tuple(problems)
 
 
-def _not_served(group: str, version: str, kind: str, release: str, crd) -> str:
+def _not_served(group: str, version: str, kind: str, release: str, crd: Any) -> str:
     served = sorted(f"{g}/{v['name']}" for (g, k), c in crd.crds.items() if k == kind
                     for v in c["spec"]["versions"] if v.get("served"))
     if not served:
@@ -127,4 +128,4 @@ def _not_served(group: str, version: str, kind: str, release: str, crd) -> str:
     return what
 
 
-__all__ = ["GROUPS", "IMPORTER", "InvalidObject", "KINDS", "is_karpenter_object", "object_name", "validate"]
+__all__ = ["GROUPS", "IMPORTER", "KINDS", "InvalidObject", "is_karpenter_object", "object_name", "validate"]

@@ -23,12 +23,13 @@ def releases() -> tuple[str, ...]:
     return tuple(sorted((p.stem for p in DATA_DIR.glob("*.json")), key=_key))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def release_crds(version: str) -> dict[str, dict[str, Any]]:
     """The CRDs of one release (cached; treat as read-only). ValueError for an unknown release."""
     if version not in releases():
         raise ValueError(f"Karpenter {version!r} is not supported; supported versions: {', '.join(releases())}")
-    return json.loads((DATA_DIR / f"{version}.json").read_text())
+    crds: dict[str, dict[str, Any]] = json.loads((DATA_DIR / f"{version}.json").read_text())
+    return crds
 
 
 __all__ = ["DATA_DIR", "release_crds", "releases"]

@@ -15,7 +15,8 @@ Sources (Karpenter v1.14.1):
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import re2
 
@@ -28,15 +29,15 @@ Problem = tuple[str, str]
 _ALIAS_VERSION = re2.compile(r"latest|v?[0-9][0-9.]*")
 
 
-def _items(value: Any) -> list:
+def _items(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _mapping(value: Any) -> dict:
+def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def template_labels(labels: dict, path: str, release: str) -> Iterator[Problem]:
+def template_labels(labels: dict[str, Any], path: str, release: str) -> Iterator[Problem]:
     """NodeClaimTemplate.validateLabels, and kubelet's refusal of kubernetes.io/k8s.io labels."""
     for key, value in labels.items():
         key, value = str(key), str(value)
@@ -55,7 +56,7 @@ def template_labels(labels: dict, path: str, release: str) -> Iterator[Problem]:
             yield where, refusal
 
 
-def taints(spec: dict, path: str) -> Iterator[Problem]:
+def taints(spec: dict[str, Any], path: str) -> Iterator[Problem]:
     """validateTaints: qualified keys (and values), known effects, no key/effect pair twice across
     `taints` and `startupTaints`."""
     seen: set[tuple[str, str]] = set()
@@ -76,7 +77,7 @@ def taints(spec: dict, path: str) -> Iterator[Problem]:
             seen.add((key, effect))
 
 
-def requirement(item: dict, where: str, release: str, *, nodepool: bool, restricted: bool = True) -> Iterator[Problem]:
+def requirement(item: dict[str, Any], where: str, release: str, *, nodepool: bool, restricted: bool = True) -> Iterator[Problem]:
     """ValidateRequirement (key normalized first), and validateRequirementsNodePoolKeyDoesNotExist."""
     raw_key = str(item.get("key", ""))
     key = L.normalize(raw_key, release)
@@ -104,17 +105,16 @@ def requirement(item: dict, where: str, release: str, *, nodepool: bool, restric
                                       "values defined in 'values' field")
         elif (problem := L.known_values(key, values, min_values if isinstance(min_values, int) else None)):
             yield f"{where}.values", problem
-    if operator in L.NUMERIC_OPERATORS:
-        if len(values) != 1 or L.int64_value(values[0]) is not None:
-            yield f"{where}.values", f"key {key} with operator {operator} must have a single positive integer value"
+    if operator in L.NUMERIC_OPERATORS and (len(values) != 1 or L.int64_value(values[0]) is not None):
+        yield f"{where}.values", f"key {key} with operator {operator} must have a single positive integer value"
 
 
-def requirements(spec: dict, path: str, release: str, *, nodepool: bool) -> Iterator[Problem]:
+def requirements(spec: dict[str, Any], path: str, release: str, *, nodepool: bool) -> Iterator[Problem]:
     for index, item in enumerate(_items(spec.get("requirements"))):
         yield from requirement(_mapping(item), f"{path}.requirements[{index}]", release, nodepool=nodepool)
 
 
-def nodepool(obj: dict, release: str) -> Iterator[Problem]:
+def nodepool(obj: dict[str, Any], release: str) -> Iterator[Problem]:
     """NodePool.RuntimeValidate, and the budget schedules Karpenter parses (Budget.IsActive)."""
     spec = _mapping(obj.get("spec"))
     template = _mapping(spec.get("template"))
@@ -129,14 +129,14 @@ def nodepool(obj: dict, release: str) -> Iterator[Problem]:
             yield f"spec.disruption.budgets[{index}].schedule", problem
 
 
-def nodeclaim(obj: dict, release: str) -> Iterator[Problem]:
+def nodeclaim(obj: dict[str, Any], release: str) -> Iterator[Problem]:
     """Nothing beyond the CRD: v1 dropped the NodeClaim webhook, Karpenter writes NodeClaims
     from a NodePool it validated (their requirements carry karpenter.sh/nodepool and the
     provider's labels, which a NodePool may not use)."""
     return iter(())
 
 
-def ec2nodeclass(obj: dict, release: str) -> Iterator[Problem]:
+def ec2nodeclass(obj: dict[str, Any], release: str) -> Iterator[Problem]:
     """An alias whose version names no AMI release resolves no AMI (DescribeImageQuery)."""
     for index, term in enumerate(_items(_mapping(obj.get("spec")).get("amiSelectorTerms"))):
         alias = _mapping(term).get("alias")
@@ -148,7 +148,7 @@ def ec2nodeclass(obj: dict, release: str) -> Iterator[Problem]:
                        "EC2NodeClass never becomes ready (use 'latest' or a release such as v20251117)")
 
 
-def nodeoverlay(obj: dict, release: str) -> Iterator[Problem]:
+def nodeoverlay(obj: dict[str, Any], release: str) -> Iterator[Problem]:
     """NodeOverlay.RuntimeValidate: its requirements follow ValidateRequirement (restricted keys
     are the CRD's CEL rules, which allow a few a NodePool may not use)."""
     spec = _mapping(obj.get("spec"))

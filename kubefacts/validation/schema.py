@@ -20,10 +20,11 @@ import copy
 import functools
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import jsonschema
 import re2
@@ -32,7 +33,6 @@ import yaml
 from ..labels import check_label_key, check_label_value
 from .crds import release_crds, releases
 from .metadata import MAX_ANNOTATIONS_BYTES
-
 
 _DNS_SUBDOMAIN = re2.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _RFC3339 = re2.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
@@ -117,7 +117,8 @@ def apply_defaults(schema: dict[str, Any], value: Any) -> Any:
     return value
 
 
-def _walk_rules(schema: dict[str, Any], value: Any, path: tuple) -> Iterator[tuple[tuple, dict[str, Any], Any]]:
+def _walk_rules(schema: dict[str, Any], value: Any, path: tuple[Any, ...]
+                ) -> Iterator[tuple[tuple[Any, ...], dict[str, Any], Any]]:
     """(path, rule, value) for every CEL rule whose field is present in `value`."""
     for rule in schema.get("x-kubernetes-validations") or []:
         yield path, rule, value
@@ -136,7 +137,7 @@ def _walk_rules(schema: dict[str, Any], value: Any, path: tuple) -> Iterator[tup
             yield from _walk_rules(schema["items"], item, (*path, index))
 
 
-def _schema_rules(schema: dict[str, Any], path: tuple = ()) -> Iterator[tuple[tuple, dict[str, Any]]]:
+def _schema_rules(schema: dict[str, Any], path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], dict[str, Any]]]:
     for rule in schema.get("x-kubernetes-validations") or []:
         yield path, rule
     for key, sub in (schema.get("properties") or {}).items():
@@ -245,7 +246,8 @@ class CrdValidator:
         crd = self.crds.get((group, kind))
         for served in (crd or {}).get("spec", {}).get("versions", []):
             if served["name"] == version and served.get("served"):
-                return served["schema"]["openAPIV3Schema"]
+                schema: dict[str, Any] = served["schema"]["openAPIV3Schema"]
+                return schema
         return None
 
     def rules(self) -> list[CelRule]:
@@ -300,8 +302,9 @@ class CrdValidator:
                         check_label_value(text)
                 except ValueError as err:
                     violations.append(Violation(f"metadata.{field}.{label}", str(err)))
-        annotations = metadata.get("annotations") if isinstance(metadata.get("annotations"), dict) else {}
-        total = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items())
+        found = metadata.get("annotations")
+        annotations: dict[Any, Any] = found if isinstance(found, dict) else {}
+        total: int = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items())
         if total > MAX_ANNOTATIONS_BYTES:
             violations.append(Violation("metadata.annotations", f"annotations total {total:,} bytes, more than 256 KiB"))
         return violations
@@ -312,7 +315,7 @@ def is_karpenter_object(manifest: dict[str, Any]) -> bool:
     return group in ("karpenter.sh", "karpenter.k8s.aws")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def validator_for(version: str | None = None) -> CrdValidator:
     """The (shared, cached) validator of a supported release; compiled schemas and CEL programs are reused."""
     return CrdValidator(version or releases()[-1])

@@ -64,7 +64,7 @@ def screened(objects, origins, args) -> tuple[list, list, list[str]]:
     """The input without invalid Karpenter objects when --skip-invalid is given (with a line per
     object left out); otherwise the first invalid object ends the command (exit 2)."""
     kept, kept_origins, skipped = screen(objects, origins, skip_invalid=args.skip_invalid)
-    return kept, kept_origins, skipped_lines(skipped)
+    return kept, list(kept_origins or []), skipped_lines(skipped)
 
 
 def load_catalog_arg(args):
