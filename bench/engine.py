@@ -135,7 +135,7 @@ def e2e_process(count: int, repeat: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         manifests, catalog = _write_inputs(tmp, count)
         command = [sys.executable, "-m", "provisioner", "simulate", "-f", manifests, "--catalog", catalog, "-o", "json"]
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository root
         walls, cpus = [], []
         for _ in range(repeat):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -186,7 +186,7 @@ def e2e_phases(count: int, repeat: int) -> dict:
     import subprocess
     with tempfile.TemporaryDirectory() as tmp:
         manifests, catalog = _write_inputs(tmp, count)
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository root
         runs = []
         for _ in range(repeat):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)

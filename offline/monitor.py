@@ -11,7 +11,7 @@ from pulumi.runtime import mocks as sdk_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime import settings as sdk_settings
 from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 SECRET = "[secret]"
 # What a value the engine does not know yet (in a preview) is written as in resources.json.
@@ -189,5 +189,30 @@ def run(
             else:
                 captured[key] = plain(resolved)
 
-    _sync_await(run_pulumi_func(body))
+    try:
+        _sync_await(run_pulumi_func(body))
+    except BaseException as err:
+        _forget_unretrieved(_ensure_event_loop(), err)
+        raise
     return Capture(resources=monitor.declared, outputs=captured)
+
+
+def _forget_unretrieved(loop: Any, raised: BaseException) -> None:
+    """When the program fails, the SDK has also set that error on the futures of the outputs and
+    resources it declared, and nobody awaits them: each would be logged as "Future exception was
+    never retrieved" when collected (dozens after a test run). The error reaches the caller here,
+    so those duplicates of it (and only those) are dropped; anything else still reaches the loop's
+    handler."""
+    previous = loop.get_exception_handler()
+
+    def handler(loop: Any, context: dict[str, Any]) -> None:
+        error = context.get("exception")
+        if context.get("message") == "Future exception was never retrieved" and error is not None and (
+                error is raised or (type(error) is type(raised) and str(error) == str(raised))):
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)

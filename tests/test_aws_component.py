@@ -59,6 +59,7 @@ def declared_policies(capture) -> dict:
 
 
 @pytest.mark.parametrize("key", iam.CONTROLLER_POLICY_KEYS)
+@pytest.mark.slow
 def test_declared_controller_policy_equals_upstream_statement_by_statement(pod_identity, key):
     expected = expected_policies()[key]
     declared = declared_policies(pod_identity)[key]

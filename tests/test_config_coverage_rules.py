@@ -226,6 +226,7 @@ _VALUES = st.lists(st.sampled_from(["4", "0", "-1", "m5", "c7i", "", "a" * 64]),
 @settings(max_examples=60, deadline=None)
 @given(operator=st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]),
        values=_VALUES, min_values=st.one_of(st.none(), st.integers(min_value=0, max_value=3)))
+@pytest.mark.slow
 def test_a_requirement_config_accepts_is_one_the_nodepool_crd_accepts(crd_validator, operator, values, min_values):
     """Whatever requirement the team config accepts renders a NodePool the CRD (schema + CEL) accepts;
     and whatever the CRD refuses, config refuses. Config is stricter only where Kubernetes and

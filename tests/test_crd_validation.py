@@ -44,6 +44,7 @@ def test_every_karpenter_object_of_every_stack_is_valid(stack, validator):
 
 
 @pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.slow
 def test_render_passes_every_upstream_check(stack):
     shared("reference/karpenter/chart-values.yaml")
     assert check_capture(render(stack)) == []

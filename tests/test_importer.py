@@ -102,6 +102,7 @@ def _stack_from_import(tmp_path: Path, team: str, *inputs: Path):
 
 
 @pytest.mark.parametrize("source", [EVERY_FIELD, *EXAMPLES], ids=lambda p: p.name)
+@pytest.mark.slow
 def test_a_stack_using_the_imported_files_renders_every_original_field(tmp_path, source, validator):
     """Through the real loader (stack file + team file) and the real builders; platform additions
     (team label, node role, managed selectors, limits where none were set, explicit defaults) aside."""
@@ -254,6 +255,7 @@ def test_missing_input_and_bad_team_name_exit_2(tmp_path):
     assert code == 2 and "--team" in err
 
 
+@pytest.mark.slow
 def test_the_program_renders_an_imported_team_with_its_overlay_end_to_end(tmp_path, validator):
     """The real __main__.py under the mock monitor, for a project made of the imported files (plus a
     team NodeOverlay): every original field in the declared objects, the nodeOverlay gate on."""
@@ -299,6 +301,7 @@ _TREES = st.recursive(_SCALARS, lambda children: st.one_of(st.lists(children, ma
 @settings(max_examples=150, deadline=None)
 @given(body=_TREES, kind=st.sampled_from(["NodePool", "EC2NodeClass", "List", "ConfigMap"]),
        spec=_TREES)
+@pytest.mark.slow
 def test_no_input_makes_the_importer_crash(body, kind, spec):
     """Whatever the documents hold, the importer answers with errors, notes or files, never a traceback."""
     documents = [body, {"apiVersion": "karpenter.sh/v1" if kind == "NodePool" else "karpenter.k8s.aws/v1",
@@ -309,6 +312,7 @@ def test_no_input_makes_the_importer_crash(body, kind, spec):
 
 @settings(max_examples=150, deadline=None)
 @given(requirements=_TREES, disruption=_TREES, labels=_TREES, terms=_TREES, devices=_TREES)
+@pytest.mark.slow
 def test_no_nearly_valid_object_makes_the_importer_crash(requirements, disruption, labels, terms, devices):
     pool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"},
             "spec": {"template": {"metadata": {"labels": labels}, "spec": {

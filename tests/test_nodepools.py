@@ -66,6 +66,7 @@ def test_nodepool_carries_everything_the_team_wrote():
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.slow
 def test_each_preset_expands_to_a_full_spec_the_crd_accepts(preset):
     validator = CrdValidator(shared("reference/karpenter/crds"))
     manifest = build({**MINIMAL_POOL, "preset": preset})

@@ -41,6 +41,7 @@ def built(repo, tmp_path_factory):
     return pr_report.build_report(repo, "dev", "HEAD~1", "examples/workloads", [str(snapshot)])
 
 
+@pytest.mark.slow
 def test_report_shows_the_changed_nodepool_and_its_drift_with_node_counts(built):
     """The taint is in the NodePool template hash (karpenter pkg/apis/v1/nodepool.go Hash()), so
     both web-api nodes of the snapshot are replaced; nothing else changes."""

@@ -40,6 +40,7 @@ def policy_stack(capture, environment: str) -> Stack:
 
 
 @pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.slow
 def test_preview_knows_every_iam_document_and_the_same_ones_up_applies(stack):
     declared = documents(preview(stack))
     # controller role + its policies, node role (prod: IRSA trust), queue policy at least
@@ -123,6 +124,7 @@ def test_policy_check_reads_the_renders_unknown_marker_as_unknown():
     assert resource.props["namespace"] == "ns"
 
 
+@pytest.mark.slow
 def test_render_preview_command_writes_build_stack_preview_then_runs_the_policy_pack(tmp_path):
     out = tmp_path / "staging-preview"
     result = subprocess.run([sys.executable, "-m", "offline.render", "staging", "--preview", "--out", str(out)],

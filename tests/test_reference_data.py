@@ -19,6 +19,7 @@ VALUES = {"AWS::Partition": "aws", "AWS::Region": "eu-west-1", "AWS::AccountId":
           "KarpenterNodeRole.Arn": ROLE, "KarpenterInterruptionQueue.Arn": QUEUE}
 
 
+@pytest.mark.slow
 def test_committed_data_equals_a_fresh_generation_from_the_upstream_files(tmp_path):
     """`make reference` output is committed; regenerating from ../shared must change nothing."""
     source = shared("reference/karpenter-versions")

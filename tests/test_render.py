@@ -50,6 +50,7 @@ def test_render_resources_have_type_name_parent_and_inputs():
         assert {"type", "name", "parent", "inputs"} <= document.keys()
 
 
+@pytest.mark.slow
 def test_render_command_writes_build_folder(tmp_path):
     out = tmp_path / "dev"
     result = subprocess.run([sys.executable, "-m", "offline.render", "dev", "--out", str(out)],
@@ -65,6 +66,7 @@ def test_render_command_writes_build_folder(tmp_path):
     assert "Exception ignored" not in result.stderr
 
 
+@pytest.mark.slow
 def test_render_command_on_invalid_config_exits_2_and_leaves_build_untouched(tmp_path):
     from tests.harness import MINIMAL_SETTINGS, write_project
 

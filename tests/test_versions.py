@@ -177,6 +177,7 @@ def stack_at(tmp_path: Path, stack: str, version: str) -> Path:
 
 @pytest.mark.parametrize("version", reference.supported())
 @pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.slow
 def test_shipped_stack_builds_valid_objects_on_every_release(tmp_path, stack, version):
     platform = load_platform(stack_at(tmp_path, stack, version), stack)
     assert platform.settings.karpenter.version == version
@@ -192,6 +193,7 @@ def test_shipped_stack_builds_valid_objects_on_every_release(tmp_path, stack, ve
 
 
 @pytest.mark.parametrize("version", [v for v in reference.supported() if v != reference.newest()])  # newest: test_render
+@pytest.mark.slow
 def test_prod_renders_whole_on_an_older_release(tmp_path, version):
     """The real __main__.py under the mocks: charts, IAM and CRD checks all follow the pin."""
     capture = render_stack(stack_at(tmp_path, "prod", version), "prod")
@@ -203,6 +205,7 @@ def test_prod_renders_whole_on_an_older_release(tmp_path, version):
     assert has_zonal == (reference.order(version) >= (1, 12))
 
 
+@pytest.mark.slow
 def test_render_checks_custom_resources_without_shared(monkeypatch, tmp_path):
     """A user's clone has no ../shared/: the CRD and chart checks still run, from the project's data."""
     from components import helm_values
@@ -218,6 +221,7 @@ def test_render_checks_custom_resources_without_shared(monkeypatch, tmp_path):
     assert len(problems) == 1 and "consolidationPolicy" in problems[0]
 
 
+@pytest.mark.slow
 def test_a_clone_without_shared_renders_and_checks_its_custom_resources(tmp_path):
     """The project copied where no ../shared/ exists beside it (a user's clone): the render still
     validates every custom resource and chart value, from components/reference/data/."""

@@ -20,6 +20,7 @@ DOCUMENTS = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st
 
 @settings(max_examples=150, deadline=None)
 @given(DOCUMENTS)
+@pytest.mark.slow
 def test_yaml_of_any_json_value_loads_back_equal(value):
     text = yaml.safe_dump({"v": value}, allow_unicode=True)
     assert load_documents(text, "x.yaml")[0].value == {"v": value}

@@ -53,6 +53,7 @@ def _assert_same_refusal(text: str, display: str, limits: Limits) -> None:
 
 @settings(max_examples=400, deadline=None)
 @given(DOCS, LIMITS)
+@pytest.mark.slow
 def test_prepass_refuses_only_what_the_checked_reader_refuses_in_its_words(text, limits):
     _assert_same_refusal(text, "x.yaml", limits)
 
@@ -112,6 +113,7 @@ FLOW_DOCS = st.builds(_flow_document, st.lists(st.sampled_from(FLOW_PLAIN * 3 + 
 
 @settings(max_examples=300, deadline=None)
 @given(FLOW_DOCS, LIMITS)
+@pytest.mark.slow
 def test_prepass_on_flow_lists_refuses_only_what_the_checked_reader_refuses_in_its_words(text, limits):
     _assert_same_refusal(text, "x.yaml", limits)
 
@@ -168,6 +170,7 @@ JSON_DOCS = st.builds(
 
 @settings(max_examples=300, deadline=None)
 @given(JSON_DOCS, LIMITS)
+@pytest.mark.slow
 def test_prepass_on_json_refuses_only_what_the_checked_reader_refuses_in_its_words(text, limits):
     """A JSON document's arrays (`kubectl get -o json`, compact or indented) are counted by the JSON
     decoder and each item proved by libyaml alone; a refusal is the checked reader's, word for word."""
@@ -191,6 +194,7 @@ ONE_LINE_ITEMS = ("{a: 1}", "[x, y]", "{name: p1, spec: {x: [1, 2]}}", "'}, {'",
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(("{a: 1}", "[x]", "b") * 3 + ONE_LINE_ITEMS), min_size=1, max_size=12),
        st.sampled_from(("", "items: ", "spec: {list: ", "- ")), st.sampled_from((", ", ",")), LIMITS)
+@pytest.mark.slow
 def test_prepass_on_one_line_flow_lists_refuses_only_what_the_checked_reader_refuses_in_its_words(
         items, head, comma, limits):
     text = head + "[" + comma.join(items) + "]" + ("}" if head.startswith("spec") else "") + "\n"

@@ -20,6 +20,7 @@ print(code, *sorted(m for m in ("pulumi", "grpc", "numpy", "provisioner.scheduli
 """
 
 
+@pytest.mark.slow
 def test_a_refused_stack_file_is_reported_without_importing_pulumi_or_numpy(tmp_path):
     (tmp_path / "stacks" / "teams").mkdir(parents=True)
     (tmp_path / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())

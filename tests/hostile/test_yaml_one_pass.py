@@ -55,12 +55,14 @@ def _same(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(STREAMS)
+@pytest.mark.slow
 def test_one_pass_equals_checked_path_or_gives_up_on_any_flow_stream(text):
     _same(text)
 
 
 @settings(max_examples=100, deadline=None)
 @given(STREAMS)
+@pytest.mark.slow
 def test_one_pass_keeps_tight_limits_like_the_checked_path(text):
     _same(text, Limits(max_depth=2, max_alias_nodes=3, max_nodes=8, max_items=2))
 
@@ -77,6 +79,7 @@ def test_one_pass_reads_shared_blocks_as_the_same_objects(values, share):
     assert (value["first"] is value["second"]) == (share and "&id" in text)
 
 
+@pytest.mark.slow
 def test_ordinary_manifests_with_anchors_are_read_in_one_pass():
     text = yaml.safe_dump_all(benchmark_shape_objects(500))
     assert "&id001" in text  # selectors and template labels share one block

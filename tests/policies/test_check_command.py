@@ -1,5 +1,6 @@
 """`python -m policies.check`: exit codes, the report file and what it prints."""
 
+import pytest
 import json
 import subprocess
 import sys
@@ -45,6 +46,7 @@ def _check(*args):
                           capture_output=True, text=True, check=False)
 
 
+@pytest.mark.slow
 def test_check_compliant_build_exits_0_with_empty_report(tmp_path):
     build = _build(tmp_path, [_pool()])
     result = _check(build)
@@ -53,6 +55,7 @@ def test_check_compliant_build_exits_0_with_empty_report(tmp_path):
     assert "environment prod" in result.stdout
 
 
+@pytest.mark.slow
 def test_check_mandatory_violation_exits_3_and_reports_it(tmp_path):
     build = _build(tmp_path, [_pool(limits={"cpu": "5000", "memory": "40Gi"})])
     result = _check(build)
@@ -67,6 +70,7 @@ def test_check_mandatory_violation_exits_3_and_reports_it(tmp_path):
     assert "[mandatory] nodepool-limits-within-ceiling: NodePool web-api" in result.stdout
 
 
+@pytest.mark.slow
 def test_check_advisory_only_exits_0(tmp_path):
     build = _build(tmp_path, [_pool(limits={"cpu": "5000", "memory": "40Gi"})])
     config = tmp_path / "config.json"
@@ -76,6 +80,7 @@ def test_check_advisory_only_exits_0(tmp_path):
     assert [f["level"] for f in json.loads((build / "policy-report.json").read_text())] == ["advisory"]
 
 
+@pytest.mark.slow
 def test_check_environment_override_changes_ceiling(tmp_path):
     build = _build(tmp_path, [_pool(limits={"cpu": "500", "memory": "40Gi"})], environment="staging")
     assert _check(build).returncode == 0
@@ -84,6 +89,7 @@ def test_check_environment_override_changes_ceiling(tmp_path):
     assert "above the dev ceiling of 128" in result.stdout
 
 
+@pytest.mark.slow
 def test_check_config_ceiling_property_applies(tmp_path):
     build = _build(tmp_path, [_pool(limits={"cpu": "100", "memory": "40Gi"})])
     config = tmp_path / "config.json"
@@ -93,12 +99,14 @@ def test_check_config_ceiling_property_applies(tmp_path):
     assert "limit cpu=100 is above the prod ceiling of 64" in result.stdout
 
 
+@pytest.mark.slow
 def test_check_missing_resources_exits_2(tmp_path):
     result = _check(tmp_path / "nowhere")
     assert result.returncode == 2
     assert "resources.json not found" in result.stderr
 
 
+@pytest.mark.slow
 def test_check_malformed_json_exits_2(tmp_path):
     build = tmp_path / "build"
     build.mkdir()
@@ -106,6 +114,7 @@ def test_check_malformed_json_exits_2(tmp_path):
     assert _check(build).returncode == 2
 
 
+@pytest.mark.slow
 def test_check_unknown_policy_in_config_exits_2(tmp_path):
     build = _build(tmp_path, [_pool()])
     config = tmp_path / "config.json"
@@ -115,6 +124,7 @@ def test_check_unknown_policy_in_config_exits_2(tmp_path):
     assert "no-such-policy: no such policy" in result.stderr
 
 
+@pytest.mark.slow
 def test_check_after_real_render_exits_0_then_3_when_a_nodeclass_allows_imdsv1(tmp_path):
     out = tmp_path / "dev"
     rendered = subprocess.run([sys.executable, "-m", "offline.render", "dev", "--out", str(out)], cwd=PROJECT_DIR,

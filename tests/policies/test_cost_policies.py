@@ -12,6 +12,7 @@ CAP = {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["33
 
 # --- nodepool-size-capped ---
 
+@pytest.mark.slow
 def test_uncapped_pool_is_flagged_with_its_largest_type():
     [message] = messages("nodepool-size-capped", [nodepool(), nodeclass()])
     assert message.startswith("NodePool web-api has no size cap: it admits up to 384 vCPU")

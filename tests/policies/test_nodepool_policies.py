@@ -1,5 +1,6 @@
 """NodePool policies, each with passing and failing stacks built as the analyzer builds them."""
 
+import pytest
 import json
 
 from tests.policies.analyzer import UNKNOWN, messages, resource, run, urn_of
@@ -77,6 +78,7 @@ def test_limits_unknown_pass():
 
 # --- nodepool-has-instance-types ---
 
+@pytest.mark.slow
 def test_has_instance_types_general_pool_pass():
     assert run("nodepool-has-instance-types", [nodepool()]) == []
 
@@ -119,6 +121,7 @@ def test_has_instance_types_invalid_operator_fail():
             "['Gte', 'Lte', 'In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']") in message
 
 
+@pytest.mark.slow
 def test_has_instance_types_zone_outside_default_region_pass():
     requirements = [*nodepool()["props"]["spec"]["template"]["spec"]["requirements"],
                     {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eu-west-1a", "eu-west-1b"]}]

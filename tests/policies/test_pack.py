@@ -106,6 +106,7 @@ def analyzer():
         process.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_main_serves_policy_list_with_dev_levels(analyzer):
     info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())
     assert info.name == "karpenter-platform"
@@ -118,6 +119,7 @@ def test_main_serves_policy_list_with_dev_levels(analyzer):
     assert schema["ceilings"]["type"] == "object"
 
 
+@pytest.mark.slow
 def test_main_analyze_stack_reports_violation_with_urn_and_level(analyzer):
     pool = nodepool(limits={"cpu": "500", "memory": "400Gi"}, requirements=GENERAL_REQUIREMENTS + [
         {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["33"]}])

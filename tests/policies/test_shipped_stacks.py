@@ -14,6 +14,7 @@ def stack_of(name: str) -> Stack:
 
 
 @pytest.mark.parametrize("name", STACKS)
+@pytest.mark.slow
 def test_shipped_stack_has_no_mandatory_violation(name):
     stack = stack_of(name)
     assert stack.environment == name

@@ -46,6 +46,7 @@ def _per_resource(found):
 
 
 @pytest.mark.parametrize("name", ["dev", "prod"])
+@pytest.mark.slow
 def test_unknown_values_never_add_violations(name):
     resources, environment = _shipped(name)
     baseline = _per_resource(run_all(resources, environment))

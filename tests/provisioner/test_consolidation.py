@@ -336,6 +336,7 @@ def _cli(*args):
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_cli_json_has_exactly_the_documented_shape():
     """The issue's interface: actions, blocked, summary (plus assumptions)."""
     out = _cli("-f", "examples/snapshots/small-cluster.yaml", "-o", "json")

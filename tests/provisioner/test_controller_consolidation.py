@@ -2,6 +2,7 @@
 the watched cluster (real reflectors against the fake API server, the real core) and exported as
 Prometheus metrics. Upstream: pkg/controllers/disruption/controller.go (one pass) and metrics.go
 (eligible nodes per method)."""
+import pytest
 import copy
 import queue
 import threading
@@ -51,6 +52,7 @@ def sample(metrics: Metrics, name: str, **labels):
     return metrics.registry.get_sample_value(name, labels)
 
 
+@pytest.mark.slow
 def test_advisor_exports_the_consolidation_answer_over_the_api():
     """End to end: reflectors on the official client (PodDisruptionBudgets included) feed the loop,
     which runs the consolidation what-if once the cluster is listed; the metrics carry the same

@@ -141,6 +141,7 @@ def wait_until(condition, what: str):
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_advisor_end_to_end_records_event_and_serves_metrics():
     """Reflector threads on the official client, the loop, the recorder and /metrics together."""
     kube = cluster(FakeKube(), *standard_objects(), pod("big-0", cpu="1000"), pod("web-0"))
@@ -187,6 +188,7 @@ def test_advisor_end_to_end_records_event_and_serves_metrics():
     assert not loop.is_alive()
 
 
+@pytest.mark.slow
 def test_serve_command_end_to_end_in_subprocess(tmp_path):
     """`python -m provisioner serve` as the container runs it: kubeconfig -> the fake API server,
     the real core on the bundled catalog, an Event on the oversized pod, metrics, SIGTERM."""

@@ -423,6 +423,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.s
 
 @settings(max_examples=150, deadline=None)
 @given(json_values, json_values, json_values, json_values)
+@pytest.mark.slow
 def test_any_input_gives_a_report_or_an_input_error(template_spec, nodeclass_spec, node_status, metadata):
     """No input may produce a traceback: every malformed object is an InputError (exit 2)."""
     pool = nodepool()

@@ -53,6 +53,7 @@ def single_type_catalog():
     return catalog_from_dict({"instance_types": [itype("m5.xlarge", 4, 16, price=1.0, capacity_types=("on-demand",))]})
 
 
+@pytest.mark.slow
 def test_fluid_lp_bound_equals_fractional_cover_with_one_instance_type():
     cat = single_type_catalog()
     inputs = load_objects([nodeclass(), nodepool(), deployment("app", replicas=10, cpu="1", memory="1Gi")])
@@ -86,6 +87,7 @@ def test_lp_bound_respects_taints():
     assert lower_bound(load_objects(objs), cat).price_usd_hour == 0.0
 
 
+@pytest.mark.slow
 def test_lp_bound_never_exceeds_the_plan_on_the_examples():
     objs, _ = read_paths([os.path.join(ROOT, "examples", "workloads"), os.path.join(ROOT, "tests", "provisioner", "fixtures")])
     inputs = load_objects(objs)

@@ -46,6 +46,7 @@ def workload(seed):
 
 
 @pytest.mark.parametrize("seed", range(12))
+@pytest.mark.slow
 def test_bulk_placement_equals_one_by_one_placement(seed):
     inputs = load_objects(workload(seed))
     assert plan(inputs) == plan(one_by_one(inputs))

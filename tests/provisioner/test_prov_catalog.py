@@ -84,6 +84,7 @@ def test_bottlerocket_sizes_memory_reservation_by_max_pods():
     assert it.overhead["memory"] == parse(f"{11 * 110 + 255 + 100}Mi")
 
 
+@pytest.mark.slow
 def test_pods_per_core_limits_pods():
     it = shipped("m5.large", NodeClass("x", kubelet=KubeletConfig(pods_per_core=4)))
     assert it.allocatable["pods"] == 8000

@@ -1,4 +1,5 @@
 """`provisioner simulate`: output shapes, exit codes and messages, and the example workloads."""
+import pytest
 import json
 import os
 import subprocess
@@ -126,6 +127,7 @@ def test_examples_with_platform_fixtures_schedule_all_but_the_odiglet_probe(caps
     assert {pools[p] for p in pools if p.startswith("batch/")} == {"batch-spot"}
 
 
+@pytest.mark.slow
 def test_module_entry_point_runs_from_repo_root():
     proc = subprocess.run([sys.executable, "-m", "provisioner", "simulate", "-f", EXAMPLES, "-f", FIXTURES, "-o", "json"],
                           cwd=ROOT, capture_output=True, text=True, check=False)

@@ -235,6 +235,7 @@ def test_bulk_placement_gives_the_one_by_one_plan_under_fewest_pods_first():
     assert sorted(len(nc.pods) for nc in bulk.nodeclaims) == sorted(len(nc.pods) for nc in one_by_one.nodeclaims) == [3, 3, 4]
 
 
+@pytest.mark.slow
 def test_initialized_existing_nodes_are_tried_before_uninitialized_ones():
     """scheduler.go sortExistingNodes; suite_test.go "should order initialized nodes for scheduling
     uninitialized nodes"."""

@@ -58,6 +58,7 @@ def test_unknown_or_missing_command_is_argparse_usage_error(capsys):
         assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_simulate_imports_none_of_the_other_commands(tmp_path):
     import yaml
     path = tmp_path / "a.yaml"
@@ -90,6 +91,7 @@ ITEMS = st.dictionaries(st.text(max_size=6) | st.integers(0, 3), VALUES, max_siz
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(ITEMS, max_size=4), st.lists(st.sampled_from(["a", "b", "c\u00e9"]), max_size=300))
+@pytest.mark.slow
 def test_each_item_is_json_dumps_text(items, options):
     emit = _encoder()
     # the same long list twice, as NodeClaims of one shape share their options

@@ -63,6 +63,7 @@ def _full_scans():
 
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 10_000), size=st.integers(5, 250), preferences=st.integers(0, 40))
+@pytest.mark.slow
 def test_inflight_shortcuts_give_the_plan_of_a_full_scan(seed, size, preferences):
     pods = _mixed_pods(seed, size, preferences)
     fast = _plan(pods)

@@ -101,6 +101,7 @@ node_type = st.tuples(st.sampled_from([2, 4, 8]), st.sampled_from([2, 4, 8]),
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shapes=st.lists(shape, min_size=1, max_size=3), kinds=st.lists(node_type, min_size=1, max_size=3),
        iterations=st.sampled_from([1, 2, 60]))
+@pytest.mark.slow
 def test_bounds_never_exceed_the_cheapest_whole_node_plan(shapes, kinds, iterations):
     """fluid <= patterns <= brute-force optimum <= Karpenter's plan, for small random cases, also
     when column generation stops after one or two rounds (Farley's bound); the whole-node packing
@@ -175,6 +176,7 @@ def test_allow_list_evidence_search_never_reports_a_dearer_or_less_complete_plan
 @given(shapes=st.lists(shape, min_size=1, max_size=3), kinds=st.lists(node_type, min_size=1, max_size=2),
        room=st.tuples(st.sampled_from(["1", "2", "4", "8"]), st.sampled_from(["2Gi", "8Gi", "32Gi"])),
        busy=st.sampled_from([0, 500, 1500]))
+@pytest.mark.slow
 def test_bounds_stay_below_the_plan_when_existing_nodes_have_room(shapes, kinds, room, busy):
     """With an existing node (partly used by a bound pod), Karpenter's plan pays only for new
     NodeClaims; both bounds must stay below it."""

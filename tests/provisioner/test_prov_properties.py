@@ -4,6 +4,7 @@ parsing and topology spread counting. Upstream: sigs.k8s.io/karpenter pkg/schedu
 pkg/controllers/provisioning/scheduling/topology_test.go (ExpectSkew)."""
 from __future__ import annotations
 
+import pytest
 from fractions import Fraction
 
 from hypothesis import given, settings, strategies as st
@@ -34,6 +35,7 @@ def _allowed(requirement: Requirement) -> set:
 
 @settings(max_examples=300, deadline=None)
 @given(requirements(), requirements())
+@pytest.mark.slow
 def test_intersection_allows_exactly_the_values_both_allow(a, b):
     assert _allowed(a.intersection(b)) == _allowed(a) & _allowed(b)
     assert _allowed(a.intersection(b)) == _allowed(b.intersection(a))
@@ -41,6 +43,7 @@ def test_intersection_allows_exactly_the_values_both_allow(a, b):
 
 @settings(max_examples=300, deadline=None)
 @given(requirements(), requirements())
+@pytest.mark.slow
 def test_has_intersection_agrees_with_the_values_both_allow(a, b):
     """Two complements (NotIn/Exists/Gt/Lt...) always intersect unless their bounds contradict
     (Karpenter's HasIntersection); otherwise a common value must exist."""
@@ -98,6 +101,7 @@ def test_decimal_text_rounds_up_to_milli(value):
 @settings(max_examples=300)
 @given(st.text(max_size=40) | st.from_regex(r"[+-]?[0-9]{1,5}(\.[0-9]{0,3})?([eE][+-]?[0-9]{1,9}|[KMGTPE]i|[numkMGTPE])?",
                                             fullmatch=True))
+@pytest.mark.slow
 def test_any_text_parses_or_raises_value_error_quickly(text):
     try:
         result = quantity.milli(text)

@@ -45,6 +45,7 @@ def run_json(capsys, command, path):
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_tune_json_has_exactly_the_documented_shape(tmp_path, capsys):
     data = run_json(capsys, "tune", write(tmp_path, "a.yaml", services()))
     assert list(data) == ["baseline", "tuned", "changes", "bound_usd_hour"]
@@ -55,6 +56,7 @@ def test_tune_json_has_exactly_the_documented_shape(tmp_path, capsys):
                for c in data["changes"] for r in c["requirements"])
 
 
+@pytest.mark.slow
 def test_applying_changes_and_simulating_reproduces_tuned(tmp_path, capsys):
     objects = services()
     data = run_json(capsys, "tune", write(tmp_path, "a.yaml", objects))
@@ -67,6 +69,7 @@ def test_applying_changes_and_simulating_reproduces_tuned(tmp_path, capsys):
                                                                 data["tuned"]["unschedulable"])
 
 
+@pytest.mark.slow
 def test_tuned_plan_is_above_the_lp_bound_and_cheaper_than_the_open_pool():
     result = tune(load_objects(services()))
     assert result.bound_usd_hour <= result.tuned.price_usd_hour < result.baseline.price_usd_hour
@@ -79,6 +82,7 @@ def _admitted(objects) -> dict:
     return {p.name: {it.name for it in Template(p, types, ("cpu",), (), 0).types} for p, types in pools}
 
 
+@pytest.mark.slow
 def test_tune_only_narrows_even_when_a_pool_has_its_own_size_requirement():
     """A pool with `instance-cpu Gt 3` keeps that floor: the cap is written as an In list of the
     vCPU counts both admit, never as a bare `Lt` that would drop the floor."""
@@ -102,6 +106,7 @@ def test_tune_only_narrows_even_when_a_pool_has_its_own_size_requirement():
     assert pool["spec"]["template"]["metadata"]["labels"] == {TEAM: "web"}
 
 
+@pytest.mark.slow
 def test_tune_changes_only_instance_shape_keys_and_never_adds_unschedulable_pods():
     objects = services() + [deployment("huge", replicas=2, cpu="60", memory="100Gi")]
     result = tune(load_objects(objects))
@@ -122,6 +127,7 @@ def test_replace_requirements_replaces_every_entry_of_a_key_and_appends_new_keys
     assert replace_requirements(own, change) == [own[2]] + change
 
 
+@pytest.mark.slow
 def test_table_prints_team_file_yaml_for_platform_pools(tmp_path, capsys):
     assert main(["tune", "-f", write(tmp_path, "a.yaml", services())]) == 0
     out = capsys.readouterr().out
@@ -157,6 +163,7 @@ OWN = st.sampled_from([None, ("Gt", ["3"]), ("Gt", ["15"]), ("Lt", ["9"]), ("In"
 
 @settings(max_examples=25, deadline=None)
 @given(own=OWN, categories=st.sets(st.sampled_from("cmrt"), min_size=1), generation=st.sampled_from(["2", "5", "6"]))
+@pytest.mark.slow
 def test_every_candidate_change_admits_a_subset_of_what_the_pool_admitted(own, categories, generation):
     """Whatever the pool already says about a key, a replacement on that key never widens it."""
     requirements = [(CATEGORY_KEY, "In", *sorted(categories)), (GENERATION_KEY, "Gt", generation)]
@@ -184,6 +191,7 @@ def _search(objects):
     return _Search(load_objects(objects), resolve_catalog(None), "us-east-1", ("us-east-1a",), 0.579)
 
 
+@pytest.mark.slow
 def test_cpu_floors_keep_the_current_cap_and_caps_keep_the_current_floor():
     """A size floor (`instance-cpu Gt N`) stops Karpenter from picking small types that cost more
     per vCPU; combined with a cap it is written as the In list of vCPU counts in the window."""
@@ -251,6 +259,7 @@ def test_lp_bound_carriers_price_the_bound_and_name_the_families_tune_restarts_f
     assert families == {t.split(".")[0] for _, t, _ in bound.carriers}
 
 
+@pytest.mark.slow
 def test_evaluation_budget_is_respected_and_the_result_still_reproduces(tmp_path, capsys):
     objects = services()
     inputs = load_objects(objects)
@@ -260,6 +269,7 @@ def test_evaluation_budget_is_respected_and_the_result_still_reproduces(tmp_path
     assert after["summary"]["price_usd_hour"] == result.to_dict()["tuned"]["price_usd_hour"]
 
 
+@pytest.mark.slow
 def test_no_candidate_drops_an_architecture_capacity_type_or_zone_the_pool_launches_in():
     """One CPU maker on an amd64 + arm64 pool (intel/amd vs aws) would make it single-architecture;
     the search only narrows within what the team chose."""

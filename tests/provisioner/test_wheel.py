@@ -108,6 +108,7 @@ def _copy_package(destination: Path) -> Path:
     return Path(shutil.copytree(PACKAGE_DIR, destination / "src", ignore=ignore))
 
 
+@pytest.mark.slow
 def test_wheel_installs_into_fresh_venv_and_cli_runs(tmp_path):
     source = _copy_package(tmp_path)
     wheels = tmp_path / "wheels"
