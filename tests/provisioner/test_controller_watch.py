@@ -193,3 +193,22 @@ def test_reflector_backs_off_on_404_for_required_kind():
     reflector, messages = collect(kube, NODEPOOL)
     assert reflector.step() == 1.0
     assert [type(m).__name__ for m in messages] == ["Failure"]
+
+
+def test_controller_skips_a_nodepool_the_validator_refuses_with_the_real_core(caplog):
+    """An invalid object from the API (here a NodePool whose kubelet block v1 moved to the
+    EC2NodeClass) is skipped, counted and logged in the validator's words; planning goes on."""
+    from provisioner.controller.core import validate
+    from kubefacts.validation import validate as judge
+
+    kube = cluster(FakeKube(), *standard_objects())
+    controller, _ = make_controller(kube, validate=validate)
+    assert controller.cache.count("NodePool") == 1
+    stale = nodepool(rv="2")
+    stale["spec"]["template"]["spec"]["kubelet"] = {"maxPods": 10}
+    with caplog.at_level("WARNING"):
+        controller.handle(Change(NODEPOOL, "MODIFIED", stale), 1.0)
+    assert controller.cache.count("NodePool") == 0
+    assert controller.metrics.registry.get_sample_value("provisioner_malformed_objects_total", {"kind": "NodePool"}) == 1
+    assert judge(stale)[0].words in caplog.text
+    assert controller.ready
