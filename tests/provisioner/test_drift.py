@@ -120,7 +120,7 @@ def test_nodepool_changes_outside_hash_do_not_drift(mutate):
 def test_nodepool_list_order_and_equal_durations_do_not_drift():
     """Hash() uses SlicesAsSets (taint order is no change) and hashes time.Duration, not the raw
     string (NillableDuration.Raw is hash:"ignore" in pkg/apis/v1/duration.go): 60m equals 1h."""
-    taints = [{"key": "a", "effect": "NoSchedule"}, {"key": "b", "value": "", "effect": "NoExecute"}]
+    taints = [{"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "NoExecute"}]
     before = nodepool(taints=taints, expireAfter="1h", terminationGracePeriod="90m")
     after = nodepool(taints=[{"key": "b", "effect": "NoExecute"}, {"key": "a", "effect": "NoSchedule"}],
                      expireAfter="60m", terminationGracePeriod="1h30m")
