@@ -7,7 +7,7 @@ Sources (kubernetes-sigs/karpenter and aws/karpenter-provider-aws at v1.14.1):
   (no `karpenter.k8s.aws/ec2nodeclass`: it is not registered as well-known), tenancy values;
 - `pkg/apis/v1/nodepool_validation.go`, `nodeclaim_validation.go`: label keys and values, duplicate
   taint key/effect pairs across `taints` and `startupTaints`, requirement values;
-- `pkg/apis/v1/nodepool.go`: budget schedules parsed by robfig/cron's standard parser;
+- `pkg/apis/v1/nodepool.go`: budget schedules parsed by robfig/cron's standard parser (kubefacts.cron);
 - the NodePool CRD: at most 100 requirements, 100 labels, 50 budgets.
 Kubelet (k8s.io/kubelet/pkg/apis/well_known_labels.go) refuses `--node-labels` in the kubernetes.io
 and k8s.io domains other than its own list, and Karpenter passes a NodePool's labels that way: a
@@ -44,10 +44,5 @@ def annotations_problem(annotations: dict[str, str]) -> str | None:
     return None
 
 
-# --- robfig/cron standard schedules: the kernel's validator holds the parser --------------------
-
-from kubefacts.validation.cron import cron_problem  # noqa: E402
-
-
 __all__ = ["MAX_ANNOTATIONS_BYTES", "MAX_BUDGETS", "MAX_LABELS", "MAX_REQUIREMENTS", "TEAM_LABEL_KEY",
-           "annotations_problem", "cron_problem"]
+           "annotations_problem"]

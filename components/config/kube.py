@@ -11,10 +11,8 @@ from typing import Annotated
 import re2
 from pydantic import AfterValidator, BeforeValidator
 
-from kubefacts import duration, quantity
+from kubefacts import cron, duration, quantity
 from kubefacts.labels import check_dns_label, check_label_key, check_label_value
-
-from .karpenter_rules import cron_problem
 
 _BUDGET_NODES = re2.compile(r"((100|[0-9]{1,2})%|[0-9]+)")
 
@@ -55,7 +53,7 @@ def check_budget_nodes(value: str) -> str:
 def check_cron(value: str) -> str:
     """Parsed as Karpenter parses budget schedules (robfig/cron ParseStandard), so a schedule it
     cannot read (`a b c d e`: the pool would silently never disrupt) is refused here."""
-    problem = cron_problem(value)
+    problem = cron.problem(value)
     if problem:
         raise ValueError(f"{problem} (e.g. '0 9 * * mon-fri', or @daily)")
     return value

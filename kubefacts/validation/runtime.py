@@ -20,8 +20,8 @@ from typing import Any
 
 import re2
 
+from .. import cron
 from .. import labels as L
-from .cron import cron_problem
 
 Problem = tuple[str, str]
 # A released AMI version as the SSM parameter paths name them: v20251117 (AL2, AL2023),
@@ -125,7 +125,7 @@ def nodepool(obj: dict[str, Any], release: str) -> Iterator[Problem]:
     yield from requirements(template_spec, "spec.template.spec", release, nodepool=True)
     for index, budget in enumerate(_items(_mapping(spec.get("disruption")).get("budgets"))):
         schedule = _mapping(budget).get("schedule")
-        if isinstance(schedule, str) and (problem := cron_problem(schedule)):
+        if isinstance(schedule, str) and (problem := cron.problem(schedule)):
             yield f"spec.disruption.budgets[{index}].schedule", problem
 
 

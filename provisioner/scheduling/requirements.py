@@ -8,8 +8,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from kubefacts import labels as L
-from kubefacts.labels import (  # noqa: F401 - the operators are part of this module's surface
-    DOES_NOT_EXIST, EXISTS, GT, GTE, IN, LT, LTE, NODEPOOL_OPERATORS, NOT_IN, POD_OPERATORS)
+from kubefacts.labels import DOES_NOT_EXIST, EXISTS, GT, GTE, IN, LT, NODEPOOL_OPERATORS, NOT_IN
 
 _MAX_INT = 2**63 - 1
 _NEGATIVE_OPS = (NOT_IN, DOES_NOT_EXIST)

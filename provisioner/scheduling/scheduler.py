@@ -11,6 +11,7 @@ placement would put on the same target), which yields the same plan as one-by-on
 from __future__ import annotations
 
 from kubefacts import labels as L
+from kubefacts.labels import PREFER_NO_SCHEDULE
 from ..memo import remember
 from kubefacts.quantity import format_quantity
 from .daemons import overhead_for_node
@@ -22,7 +23,7 @@ from .plan import PlannedNodeClaim, Results, build_results
 from .preferences import Signature, Variant, initial, relax
 from .requirements import Requirements
 from .resources import add
-from .taints import PREFER_NO_SCHEDULE, ports_conflict
+from .taints import ports_conflict
 from .topology import AFFINITY, ANTI, SPREAD, NodeFilter, Topology, domain_universe
 
 NO_NODEPOOLS = "no NodePool can launch nodes (none given, or their requirements filtered out every instance type)"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubefacts.labels import EFFECTS, NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, TOLERATION_OPERATORS  # noqa: F401
+from kubefacts.labels import NO_SCHEDULE, PREFER_NO_SCHEDULE
 
 
 @dataclass(frozen=True)
