@@ -99,7 +99,7 @@ clean:
 # program carries, regenerated from the upstream files; commit the result.
 REFERENCE_SRC ?= ../shared/reference/karpenter-versions
 reference: $(STAMP)
-	$(PY) -m components.reference.generate --from $(REFERENCE_SRC) --out components/reference/data
+	$(PY) -m components.reference.generate --from $(REFERENCE_SRC) --out components/reference/data --crds-out kubefacts/validation/crds
 
 # What changes from the stack's pinned Karpenter release to TO, and the steps (docs/upgrades.md).
 upgrade-plan: $(STAMP)

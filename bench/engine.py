@@ -83,11 +83,13 @@ def benchmark_shape_objects(count: int, seed: int = 42) -> list:
     for _ in range(count - 5 * group):
         add("plain", label(), None, None)
     objects = [{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
-                "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}},
+                "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "KarpenterNodeRole-bench",
+                      "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}],
+                      "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}]}},
                {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"},
                 "spec": {"limits": {"cpu": "10000000", "memory": "10000000Gi"},
                          "template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
-                                                                "name": "default"}}}}}]
+                                                                "name": "default"}, "requirements": []}}}}]
     for n, ((kind, _, _, cpu, memory), (labels, extra, replicas)) in enumerate(sorted(buckets.items(), key=str)):
         objects.append(_deployment(f"{kind.split('/')[-1]}-{n}", replicas, cpu, memory, dict(labels), extra))
     return objects
@@ -218,7 +220,9 @@ def many_pools_objects(pools: int = 200, pods: int = 400, seed: int = 7) -> list
     types, zones), two DaemonSets and a few hundred pending pods selecting teams."""
     rng = random.Random(seed)
     objects = [{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
-                "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}}]
+                "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "KarpenterNodeRole-bench",
+                      "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}],
+                      "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}]}}]
     categories = (["c", "m", "r"], ["c", "m"], ["m", "r"], ["c"], ["m"])
     caps = (None, "17", "33", "65")
     for i in range(pools):

@@ -9,7 +9,9 @@ MEMORIES = ("512Mi", "1Gi", "2Gi", "4Gi", "8Gi")
 
 def nodeclass(name="default"):
     return {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name},
-            "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}}
+            "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "KarpenterNodeRole-bench",
+                      "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}],
+                      "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}]}}
 
 
 def nodepool(name, requirements, labels=None, taints=None, weight=None):

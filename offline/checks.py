@@ -1,13 +1,14 @@
-"""Checks over a render: Karpenter objects against the pinned release's CRDs (schema and CEL)
-and both Karpenter charts' values against its defaults, from the project's data (so they run on
+"""Checks over a render: Karpenter objects through the one validator (kubefacts.validation: the
+pinned release's CRD schema and CEL rules, Karpenter's runtime checks) and both Karpenter charts' values against its defaults, from the project's data (so they run on
 any clone); Odigos values against the upstream chart schema when `../shared/reference/` is there.
 The release is the one the render's karpenter helm release pins."""
 
 from __future__ import annotations
 
-from components import crds, helm_values, reference
+from components import helm_values, reference
 from components.karpenter import CONTROLLER_CHART, CRD_CHART
 from components.odigos import CHART as ODIGOS_CHART
+from kubefacts.validation import validate
 
 from .monitor import Capture
 
@@ -34,8 +35,8 @@ def check_capture(capture: Capture) -> list[str]:
         return [f"helm karpenter: version {version} is not supported ({', '.join(reference.supported())})"]
     problems: list[str] = []
     objects = [r.inputs for r in capture.resources if r.type.startswith("kubernetes:") and "kind" in r.inputs]
-    for name, violations in crds.validate_manifests(objects, version=version).items():
-        problems += [f"{name}: {v}" for v in violations]
+    for obj in objects:  # the one validator of Karpenter objects: CRD schema, CEL, Karpenter's runtime checks
+        problems += [error.words for error in validate(obj, release=version)]
     charts = {CONTROLLER_CHART: "karpenter", CRD_CHART: "karpenter-crd"}
     for release in capture.of_type(RELEASE):
         chart, values = release.inputs.get("chart"), release.inputs.get("values") or {}

@@ -3,8 +3,8 @@ provisioner package (issue #6), so the pack and `make simulate` agree.
 
 - the catalog is the one the provisioner ships (`provisioner.catalog.shipped_catalog()`, a copy
   of ../shared/data/ec2-instance-types.json);
-- NodePool and EC2NodeClass objects become models through `provisioner.loader.load_objects`
-  (Karpenter's validation and requirement semantics);
+- NodePool and EC2NodeClass objects are judged whole by kubefacts.validation (`judge`), then
+  become models through the provisioner's public `pool_instance_types` (requirement semantics);
 - instance types per EC2NodeClass come from `Catalog.instance_types` (Karpenter's labels,
   capacity, kube-reserved, system-reserved and eviction thresholds);
 - a pool's candidate types are those the scheduler's Template keeps (`provisioner.pool_instance_types`,
@@ -39,7 +39,20 @@ class CatalogUnavailable(RuntimeError):
 
 
 class InvalidObject(ValueError):
-    """The NodePool or EC2NodeClass is not valid for Karpenter (the loader's message)."""
+    """The NodePool or EC2NodeClass is not valid for Karpenter: kubefacts.validation's words
+    (the same verdict and words as the config, the importer and the provisioner)."""
+
+
+def judge(*objects: Mapping[str, Any] | None) -> None:
+    """Raises InvalidObject with the first refusal of the one validator (CRD schema, CEL,
+    Karpenter's runtime checks) among whole stack objects; None entries are skipped."""
+    from kubefacts.validation import validate
+
+    for obj in objects:
+        if obj is not None:
+            errors = validate(_integral(obj))
+            if errors:
+                raise InvalidObject(errors[0].words)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping
 
 from components.config.teams import BUDGET_ANNOTATION, TEAM_LABEL
 
+from . import catalog
 from .model import NODEPOOL, Stack, Violation, contains_unknown
 from .nodepools import _NODECLASS_FIELDS, _known_requirements, _node_class, _pools, _valid_pool_types
 from .registry import policy
@@ -31,6 +32,12 @@ def pool_worst_case(stack: Stack, pool) -> float | None:
         if node_class is not None else None
     if contains_unknown(template) or contains_unknown(limits) or contains_unknown(class_spec):
         return None
+    whole_class = None if node_class is None else node_class.props
+    if not contains_unknown(pool.props) and not contains_unknown(whole_class):
+        try:
+            catalog.judge(pool.props, whole_class)  # an invalid pool has no worst case (has-instance-types says why)
+        except catalog.InvalidObject:
+            return None
     key = json.dumps([template, limits, class_spec, node_class.prop("metadata", "name") if node_class else None],
                      sort_keys=True, default=str)
     return _worst_case(key)
@@ -49,7 +56,7 @@ def _worst_case(key: str) -> float | None:
         objects.append({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": class_name},
                         "spec": _integral(class_spec or {})})
     try:
-        ceilings = pool_ceilings(objects)
+        ceilings = pool_ceilings(objects, judged=True)
     except (InputError, ValueError, TypeError):
         return None  # nodepool-has-instance-types reports invalid pools
     return ceilings[0].usd_hour if ceilings else None

@@ -56,6 +56,9 @@ def _pool_types(stack: Stack, pool: Resource) -> catalog.PoolTypes | None:
         if node_class is not None else None
     if contains_unknown(template) or contains_unknown(class_spec) or contains_unknown(pool.prop("metadata", "name")):
         return None
+    whole_class = None if node_class is None else node_class.props
+    if not contains_unknown(pool.props) and not contains_unknown(whole_class):
+        catalog.judge(pool.props, whole_class)  # the whole objects, as the API server and Karpenter see them
     pool_object = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": pool.prop("metadata", "name")},
                    "spec": {"template": {"spec": template}}}
     class_object = None if node_class is None else {

@@ -67,9 +67,11 @@ class PoolInstanceTypes:
 def pool_instance_types(nodepool: Mapping[str, Any], nodeclass: Mapping[str, Any] | None,
                         dimensions: tuple = (L.CPU, L.MEMORY, L.PODS)) -> PoolInstanceTypes:
     """Candidate types of a NodePool object (with its EC2NodeClass object when known); raises
-    InputError when the loader refuses an object. Zones: the pool's zone requirement, else the
-    catalog's defaults (offline there is no per-zone availability)."""
-    inputs = load_objects([nodepool] + ([nodeclass] if nodeclass is not None else []))
+    InputError when the loader refuses an object. The objects may be partial (the template spec,
+    the class fields that decide types): the caller judges the whole objects through
+    kubefacts.validation. Zones: the pool's zone requirement, else the catalog's defaults
+    (offline there is no per-zone availability)."""
+    inputs = load_objects([nodepool] + ([nodeclass] if nodeclass is not None else []), judged=True)
     pool = inputs.nodepools[0]
     node_class = inputs.nodeclasses.get(pool.node_class_ref.name) or NodeClass(name=pool.node_class_ref.name)
     zone_requirement = pool.requirements.raw(L.ZONE)

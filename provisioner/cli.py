@@ -71,7 +71,8 @@ def main(argv=None) -> int:
         sys.stdout.flush()  # a reader that left (`| head -1`) shows here, not in the interpreter's exit
         return code
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        more = len(getattr(exc, "errors", None) or [exc]) - 1  # one line: the first refusal, and how many follow
+        print(f"error: {exc}" + (f" (and {more} more error(s))" if more else ""), file=sys.stderr)
         return EXIT_INVALID_INPUT
     except BrokenPipeError:
         _quiet_stdout()

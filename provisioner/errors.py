@@ -10,3 +10,14 @@ class InputError(LocatedError, ValueError):
         super().__init__(origin, line, column, path, message, obj)
         self.origin = origin
         self.path = path
+
+
+class InvalidObjects(InputError):
+    """Karpenter objects the API server or Karpenter refuses (kubefacts.validation's verdicts,
+    every one kept in `errors`); reads as the first. `provisioner ... --skip-invalid` lists and
+    skips them instead."""
+
+    def __init__(self, errors: list):
+        first = errors[0]
+        super().__init__(first.message, origin=first.origin, obj=first.obj, path=first.key_path)
+        self.errors = list(errors)

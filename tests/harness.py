@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -24,7 +25,8 @@ from offline.placeholders import PlaceholderMocks
 from offline.render import render_stack
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
-SHARED_DIR = PROJECT_DIR.parent / "shared"
+# KARPENTER_PLATFORM_SHARED points elsewhere when the checkout is not beside ../shared (worktrees).
+SHARED_DIR = Path(os.environ.get("KARPENTER_PLATFORM_SHARED") or PROJECT_DIR.parent / "shared")
 STACKS = ("dev", "staging", "prod")
 
 

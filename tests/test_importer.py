@@ -82,7 +82,7 @@ def test_import_of_every_field_exits_0_and_writes_both_files(tmp_path):
     # what the platform adds is listed per object, exactly
     assert ("changed: tests/fixtures/import/every-field.yaml: document 3: items[1]: the render adds "
             "spec.template.metadata.labels.karpenter-platform.io/team='payments', spec.template.spec.expireAfter='720h', "
-            "spec.disruption.consolidateAfter='0s', spec.disruption.budgets[0].nodes='10%'") in out.replace(str(FIXTURES.parent.parent.parent) + "/", "")
+            "spec.disruption.budgets[0].nodes='10%'") in out.replace(str(FIXTURES.parent.parent.parent) + "/", "")
     team = yaml.safe_load((tmp_path / "teams" / "payments.yaml").read_text())
     assert [p["name"] for p in team["nodePools"]] == ["everything", "static", "underused"]
     classes = yaml.safe_load((tmp_path / "nodeclasses.yaml").read_text())
@@ -149,40 +149,46 @@ spec:
   template:
     spec:
       nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements: []
 """
+# What the EC2NodeClass CRD requires beside role/instanceProfile (the stack replaces both on import).
+CLASS_TERMS = "  subnetSelectorTerms: [{tags: {a: b}}]\n  securityGroupSelectorTerms: [{tags: {a: b}}]\n"
 
 
 @pytest.mark.parametrize("text, expected", [
-    (NODEPOOL_HEAD + "      requirements: [{key: karpenter.k8s.aws/instance-cpu, operator: Gt, values: [four]}]\n",
-     "in.yaml: document 1: spec.template.spec.requirements[0]: operator Gt takes exactly one non-negative integer value"),
-    (NODEPOOL_HEAD + "  disruption: {consolidationPolicy: WhenUnderutilized}\n",
-     "in.yaml: document 1: spec.disruption.consolidationPolicy: 'WhenUnderutilized' is not valid"),
+    (NODEPOOL_HEAD.replace("requirements: []", "requirements: [{key: karpenter.k8s.aws/instance-cpu, operator: Gt, "
+                                                "values: [four]}]"),
+     "in.yaml: document 1: NodePool \"web\": spec.template.spec.requirements: requirements operator 'Gt', 'Lt', 'Gte', "
+     "or 'Lte' must have a single positive integer value"),
+    (NODEPOOL_HEAD + "  disruption: {consolidateAfter: 0s, consolidationPolicy: WhenUnderutilized}\n",
+     "in.yaml: document 1: NodePool \"web\": spec.disruption.consolidationPolicy: 'WhenUnderutilized' is not one of "
+     "['WhenEmpty', 'WhenEmptyOrUnderutilized', 'Balanced']"),
     (NODEPOOL_HEAD + "  replicas: 2\n  limits: {cpu: '10'}\n",
-     "in.yaml: document 1: spec.limits: a static NodePool (replicas set) may only limit nodes, not cpu"),
+     "in.yaml: document 1: NodePool \"web\": spec: only 'limits.nodes' is supported on static NodePools"),
     (NODEPOOL_HEAD.replace("spec:\n  template:", "spec:\n  template:\n    metadata: {labels: {karpenter.sh/nodepool: x}}"),
-     "in.yaml: document 1: spec.template.metadata.labels: label 'karpenter.sh/nodepool'"),
+     "in.yaml: document 1: NodePool \"web\": spec.template.metadata.labels: label \"karpenter.sh/nodepool\" is restricted"),
     (NODEPOOL_HEAD + "      kubelet: {maxPods: 10}\n",
-     "in.yaml: document 1: spec.template.spec.kubelet: unknown field 'kubelet'"),
+     "in.yaml: document 1: NodePool \"web\": spec.template.spec.kubelet: unknown field (not in the karpenter.sh/v1 "
+     "NodePool schema)"),
     (NODEPOOL_HEAD.replace("group: karpenter.k8s.aws,", "group: karpenter.k8s.aws/v1,"),
-     "in.yaml: document 1: spec.template.spec.nodeClassRef.group: 'karpenter.k8s.aws/v1' is not valid"),
-    (NODEPOOL_HEAD.replace("group: karpenter.k8s.aws,", "apiVersion: karpenter.k8s.aws/v1,"),
-     "in.yaml: document 1: spec.template.spec.nodeClassRef.apiVersion: 'karpenter.k8s.aws/v1': apiVersion is the "
-     "karpenter.sh/v1beta1 spelling; a v1 NodePool takes group: karpenter.k8s.aws"),
+     "in.yaml: document 1: NodePool \"web\": spec.template.spec.nodeClassRef.group: 'karpenter.k8s.aws/v1' does not "
+     "match '^[^/]*$'"),
     (NODEPOOL_HEAD.replace("karpenter.sh/v1\n", "karpenter.sh/v1beta1\n"),
      "in.yaml: document 1: spec.template.spec.nodeClassRef.group: unknown field 'group' (not in the "
      "karpenter.sh/v1beta1 NodePool schema)"),
-    ("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: x}\nspec:\n  role: r\n  instanceProfile: p\n"
+    ("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: x}\nspec:\n" + CLASS_TERMS + "  role: r\n  instanceProfile: p\n"
      "  amiSelectorTerms: [{alias: al2023@v20251117}]\n",
-     "in.yaml: document 1: spec: must specify exactly one of ['role', 'instanceProfile']"),
-    ("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: x}\nspec:\n"
+     "in.yaml: document 1: EC2NodeClass \"x\": spec: must specify exactly one of ['role', 'instanceProfile']"),
+    ("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: x}\nspec:\n" + CLASS_TERMS +
      "  amiSelectorTerms: [{id: ami-1}]\n",
-     "in.yaml: document 1: spec: must specify exactly one of ['role', 'instanceProfile']"),
-    ("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: x}\nspec:\n  role: r\n"
+     "in.yaml: document 1: EC2NodeClass \"x\": spec: must specify exactly one of ['role', 'instanceProfile']"),
+    ("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: x}\nspec:\n" + CLASS_TERMS + "  role: r\n"
      "  amiSelectorTerms: [{id: ami-1}]\n",
-     "in.yaml: document 1: spec: amiFamily is required when amiSelectorTerms has no alias"),
-    ("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: x}\nspec:\n  role: r\n"
+     "in.yaml: document 1: EC2NodeClass \"x\": spec: must specify amiFamily if amiSelectorTerms does not contain an alias"),
+    ("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: x}\nspec:\n" + CLASS_TERMS + "  role: r\n"
      "  amiSelectorTerms: [{alias: al2023@v1}]\n  kubelet: {imageGCHighThresholdPercent: 50, imageGCLowThresholdPercent: 60}\n",
-     "in.yaml: document 1: spec.kubelet: imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent"),
+     "in.yaml: document 1: EC2NodeClass \"x\": spec.kubelet: imageGCHighThresholdPercent must be greater than "
+     "imageGCLowThresholdPercent"),
     ("kind: NodePool\nmetadata: {name: a\n", "in.yaml: malformed YAML: line"),
     ("apiVersion: karpenter.sh/v1alpha5\nkind: Provisioner\nmetadata: {name: a}\nspec: {ttlSecondsAfterEmpty: -30}\n",
      "in.yaml: document 1: spec.ttlSecondsAfterEmpty: expected a non-negative whole number of seconds, got -30"),
@@ -200,10 +206,11 @@ def test_invalid_or_refused_input_exits_2_with_file_and_key_path_and_writes_noth
 
 def test_a_bad_alias_is_reported_at_its_key_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    Path("in.yaml").write_text("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: x}\nspec:\n"
+    Path("in.yaml").write_text("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: x}\nspec:\n" + CLASS_TERMS +
                                "  instanceProfile: p\n  amiSelectorTerms: [{alias: windows2022@v1}]\n")
     code, _, err = importer("--team", "web", "--out", "out", "in.yaml")
-    assert code == 2 and "spec.amiSelectorTerms[0].alias: 'windows2022@v1': Windows AMI families only accept" in err
+    assert code == 2 and ("EC2NodeClass \"x\": spec.amiSelectorTerms[0].alias: windows families may only specify "
+                          "version 'latest'") in err
 
 
 def test_a_folder_is_read_recursively_and_other_kinds_are_skipped_with_a_note(tmp_path):
@@ -211,7 +218,7 @@ def test_a_folder_is_read_recursively_and_other_kinds_are_skipped_with_a_note(tm
     source.mkdir(parents=True)
     (source / "pool.yml").write_text(NODEPOOL_HEAD + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
     (tmp_path / "in" / "class.yaml").write_text(
-        "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\nspec:\n  role: r\n"
+        "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\nspec:\n" + CLASS_TERMS + "  role: r\n"
         "  amiSelectorTerms: [{alias: al2023@v20251117}]\n")
     (tmp_path / "in" / "README.md").write_text("not yaml")
     code, out, err = importer("--team", "web", "--out", str(tmp_path / "out"), str(tmp_path / "in"))
@@ -238,7 +245,7 @@ def test_an_existing_team_file_is_kept_unless_forced(tmp_path):
 
 
 def test_two_node_classes_of_the_same_name_are_refused(tmp_path):
-    text = ("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\nspec:\n  role: r\n"
+    text = ("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\nspec:\n" + CLASS_TERMS + "  role: r\n"
             "  amiSelectorTerms: [{alias: al2023@v20251117}]\n")
     (tmp_path / "a.yaml").write_text(text)
     (tmp_path / "b.yaml").write_text(text)

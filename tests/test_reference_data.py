@@ -23,11 +23,12 @@ VALUES = {"AWS::Partition": "aws", "AWS::Region": "eu-west-1", "AWS::AccountId":
 def test_committed_data_equals_a_fresh_generation_from_the_upstream_files(tmp_path):
     """`make reference` output is committed; regenerating from ../shared must change nothing."""
     source = shared("reference/karpenter-versions")
-    generate.generate(source, tmp_path)
-    committed = sorted(p.name for p in reference.DATA_DIR.iterdir())
-    assert sorted(p.name for p in tmp_path.iterdir()) == committed
-    for name in committed:
-        assert (tmp_path / name).read_text() == (reference.DATA_DIR / name).read_text(), f"{name} is stale: run make reference"
+    generate.generate(source, tmp_path / "data", tmp_path / "crds")
+    for fresh, kept in ((tmp_path / "data", reference.DATA_DIR), (tmp_path / "crds", generate.CRDS_DIR)):
+        committed = sorted(p.name for p in kept.iterdir())
+        assert sorted(p.name for p in fresh.iterdir()) == committed
+        for name in committed:
+            assert (fresh / name).read_text() == (kept / name).read_text(), f"{kept / name} is stale: run make reference"
 
 
 def test_supported_versions_are_the_five_upstream_folders_newest_last():

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from .ceilings import ceilings as policy_ceilings
 from kubefacts.labels import check_dns_label
+from kubefacts.validation import validate
 
 from .errors import ConfigIssue, format_path, issues_from_validation
 from .nodeclasses import ROOT_DEVICE, NodeClass
@@ -97,18 +98,6 @@ def _pool_config_path(loc: tuple[Any, ...]) -> str:
     return format_path(rest, f"spec.{head}")
 
 
-def _unexpected(document: Document, mapping: Any, known: Iterable[str], path: str, errors: list[ConfigIssue]) -> None:
-    if not isinstance(mapping, dict):
-        errors.append(ConfigIssue(document.file, document.at(path), "expected a mapping"))
-        return
-    for key in mapping:
-        if key not in known:
-            hint = ("; v1 keeps kubelet on the EC2NodeClass: move it to the node class's spec.kubelet"
-                    if key == "kubelet" else "")
-            errors.append(ConfigIssue(document.file, document.at(f"{path}.{key}"),
-                                      f"unknown field {key!r} (not in the {NODEPOOL_API} NodePool schema){hint}"))
-
-
 def nodepool_entry(document: Document, team: str, result: ImportResult,
                    default_limits: dict[str, str] = IMPORT_LIMITS) -> dict[str, Any] | None:
     """The team-file entry for one NodePool; problems go to `result.errors`."""
@@ -118,29 +107,10 @@ def nodepool_entry(document: Document, team: str, result: ImportResult,
     if not isinstance(spec, dict):
         errors.append(ConfigIssue(document.file, document.at("spec"), "a NodePool needs a spec"))
         return None
-    _unexpected(document, spec, ("template", *_SPEC_KEYS), "spec", errors)
     template = spec.get("template") or {}
-    _unexpected(document, template, ("metadata", "spec"), "spec.template", errors)
-    if not isinstance(template, dict):
-        return None
     template_metadata = template.get("metadata") or {}
     template_spec = template.get("spec") or {}
-    _unexpected(document, template_metadata, ("labels", "annotations"), "spec.template.metadata", errors)
-    _unexpected(document, template_spec, (*_TEMPLATE_SPEC_KEYS, "nodeClassRef"), "spec.template.spec", errors)
-    if not isinstance(template_spec, dict) or not isinstance(template_metadata, dict):
-        return None
     ref = template_spec.get("nodeClassRef") or {}
-    if isinstance(ref, dict) and isinstance(ref.get("group"), str) and "/" in ref["group"]:
-        errors.append(ConfigIssue(document.file, document.at("spec.template.spec.nodeClassRef.group"),
-                                  f"{ref['group']!r} is not valid: a group has no '/' (the CRD's pattern ^[^/]*$); "
-                                  "use karpenter.k8s.aws"))
-        return None
-    if isinstance(ref, dict) and "apiVersion" in ref and "group" not in ref:
-        errors.append(ConfigIssue(document.file, document.at("spec.template.spec.nodeClassRef.apiVersion"),
-                                  f"{ref['apiVersion']!r}: apiVersion is the karpenter.sh/v1beta1 spelling; a v1 NodePool "
-                                  "takes group: karpenter.k8s.aws (or import the NodePool as karpenter.sh/v1beta1 to "
-                                  "have it converted)"))
-        return None
     if not isinstance(ref, dict) or ref.get("group") != "karpenter.k8s.aws" or ref.get("kind") != "EC2NodeClass":
         errors.append(ConfigIssue(document.file, document.at("spec.template.spec.nodeClassRef"),
                                   "must reference a karpenter.k8s.aws EC2NodeClass (group and kind), the only node class the "
@@ -178,11 +148,6 @@ def nodeclass_entry(document: Document, result: ImportResult) -> dict[str, Any] 
     spec = document.body.get("spec")
     if not isinstance(spec, dict):
         result.errors.append(ConfigIssue(document.file, document.at("spec"), "an EC2NodeClass needs a spec"))
-        return None
-    if ("role" in spec) == ("instanceProfile" in spec):
-        # The CRD's rule on the original; the platform's node role would otherwise hide it.
-        result.errors.append(ConfigIssue(document.file, document.at("spec"),
-                                         "must specify exactly one of ['role', 'instanceProfile']"))
         return None
     entry = {k: copy.deepcopy(v) for k, v in spec.items() if k not in MANAGED_NODECLASS_KEYS}
     for key in MANAGED_NODECLASS_KEYS:
@@ -242,6 +207,10 @@ def import_documents(docs: Iterable[Document], team: str, default_limits: dict[s
                                  f"{name or ''}".rstrip() + " (only NodePool and EC2NodeClass are imported)")
         elif not isinstance(name, str) or not name:
             result.errors.append(ConfigIssue(document.file, document.at("metadata.name"), "required"))
+        elif refusals := validate(body, origin=document.file):
+            # The one validator of Karpenter objects (CRD schema, CEL, runtime checks), in its words.
+            result.errors += [ConfigIssue(document.file, document.at(f"{e.obj}: {e.key_path}"), e.message)
+                              for e in refusals]
         elif kind == "NodePool":
             entry = nodepool_entry(document, team, result, default_limits)
             if entry is not None:

@@ -22,12 +22,12 @@ from __future__ import annotations
 MAX_REQUIREMENTS = 100
 MAX_LABELS = 100
 MAX_BUDGETS = 50
-MAX_ANNOTATIONS_BYTES = 256 * 1024
 
 TEAM_LABEL_KEY = "karpenter-platform.io/team"  # same as teams.TEAM_LABEL (teams imports nodepools)
 
 # Label, taint and requirement rules live in the kernel (kubefacts.labels).
 from kubefacts.labels import qualified_name  # noqa: E402
+from kubefacts.validation.metadata import MAX_ANNOTATIONS_BYTES  # noqa: E402
 
 
 # --- object metadata ---------------------------------------------------------------------------

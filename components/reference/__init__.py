@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kubefacts.validation.crds import release_crds
+
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 
@@ -74,8 +76,9 @@ class Release:
 
     @property
     def crds(self) -> dict[str, dict[str, Any]]:
-        """By file stem (`karpenter.sh_nodepools`): group, kind, plural, scope, served versions with schema."""
-        return self.data["crds"]
+        """By file stem (`karpenter.sh_nodepools`): group, kind, plural, scope, served versions with
+        schema; kept once, with the validator that judges by them (kubefacts.validation.crds)."""
+        return release_crds(self.version)
 
     @property
     def enums(self) -> dict[str, list[Any]]:

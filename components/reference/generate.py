@@ -5,8 +5,10 @@ For every `<version>/` folder it checks each file against the sha256 in its VERS
 writes `<version>.json`: controller IAM policies and the node role from the getting-started
 `cloudformation.yaml` (placeholders `${AWS::Partition}`, `${ClusterName}`, ... kept; filled in at
 render time), the interruption queue, its policy and the EventBridge rules, both charts' default
-values, the served `openAPIV3Schema` (descriptions dropped) and CEL rules of every CRD, the enum
-values, and the provenance (upstream repository, commit, path, blob, sha256) of every input.
+values, the enum values of every CRD, and the provenance (upstream repository, commit, path, blob, sha256) of every input.
+The served `openAPIV3Schema` (descriptions dropped) and CEL rules of every CRD go to
+`kubefacts/validation/crds/<version>.json` (`--crds-out`): the one validator of Karpenter objects
+(kubefacts.validation) reads them there, in the config and in the provisioner's wheel alike.
 Adding a release: put its upstream files under the source folder, run this, update the tests.
 """
 
@@ -21,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from kubefacts.validation.crds import DATA_DIR as CRDS_DIR
 
 from .cfn import as_placeholders, load_template
 
@@ -182,18 +186,24 @@ def dumps(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=1, sort_keys=False) + "\n"
 
 
-def generate(source: Path, out: Path) -> list[Path]:
-    """Write `<version>.json` for every release folder of `source`, and `index.json`."""
+def generate(source: Path, out: Path, crds_out: Path = CRDS_DIR) -> list[Path]:
+    """Write `<version>.json` for every release folder of `source`, and `index.json`; each
+    release's served CRD schemas go to `crds_out/<version>.json` instead (the kernel's validator
+    reads them there: kubefacts.validation, shipped in the provisioner's wheel too)."""
     folders = sorted((p for p in source.iterdir() if (p / "VERSION.txt").is_file()),
                      key=lambda p: tuple(int(x) for x in p.name.split(".")))
     if not folders:
         raise ReferenceError(f"{source}: no <version>/VERSION.txt folders")
     out.mkdir(parents=True, exist_ok=True)
+    crds_out.mkdir(parents=True, exist_ok=True)
     written = []
     for folder in folders:
+        data = generate_version(folder)
+        crds_path = crds_out / f"{folder.name}.json"
+        crds_path.write_text(dumps(data.pop("crds")))
         path = out / f"{folder.name}.json"
-        path.write_text(dumps(generate_version(folder)))
-        written.append(path)
+        path.write_text(dumps(data))
+        written += [path, crds_path]
     index = out / "index.json"
     index.write_text(dumps({"generator": GENERATOR, "versions": [f.name for f in folders]}))
     return [*written, index]
@@ -203,9 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"python -m {GENERATOR}", description=__doc__.splitlines()[0])
     parser.add_argument("--from", dest="source", type=Path, required=True, help="folder of <version>/ upstream files")
     parser.add_argument("--out", type=Path, required=True, help="data folder to write")
+    parser.add_argument("--crds-out", type=Path, default=CRDS_DIR,
+                        help=f"folder to write each release's CRD schemas into (default {CRDS_DIR})")
     args = parser.parse_args(argv)
     try:
-        written = generate(args.source, args.out)
+        written = generate(args.source, args.out, args.crds_out)
     except (OSError, ReferenceError, ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -12,7 +12,7 @@ from ..disruption.controller import consolidate
 from ..disruption.report import render_table
 from ..state.reader import load_cluster
 from ..manifests import read_paths
-from .simulate import add_input_arguments, load_catalog_arg
+from .simulate import add_input_arguments, load_catalog_arg, screened
 
 
 def _time(text: str) -> datetime:
@@ -44,9 +44,10 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     objects, origins = read_paths(args.paths)
+    objects, origins, skipped = screened(objects, origins, args)
     catalog = load_catalog_arg(args)
     snap = load_cluster(objects, origins)
-    for warning in snap.inputs.warnings:
+    for warning in skipped + list(snap.inputs.warnings):
         print(f"warning: {warning}", file=sys.stderr)
     gate = None if args.spot_to_spot is None else args.spot_to_spot == "on"
     result = consolidate(snap, catalog=catalog, region=args.region, zones=args.zones, spot_discount=args.spot_discount,

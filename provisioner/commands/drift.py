@@ -7,6 +7,7 @@ import sys
 from ..cli import HELP
 from ..disruption.drift import DriftReport, drift
 from ..manifests import read_paths
+from .simulate import add_skip_invalid, screened
 
 
 def register(subparsers) -> None:
@@ -19,13 +20,20 @@ def register(subparsers) -> None:
                         help="Nodes and/or NodeClaims as `kubectl get -o yaml` prints them (repeatable); "
                              "without it node counts are null.")
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Output format.")
+    add_skip_invalid(parser)
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
-    before, before_origins = read_paths([args.before])
-    after, after_origins = read_paths([args.after])
-    snapshot, snapshot_origins = read_paths(args.snapshot) if args.snapshot else (None, None)
+    before, before_origins, skipped = screened(*read_paths([args.before]), args)
+    after, after_origins, skipped_after = screened(*read_paths([args.after]), args)
+    skipped += skipped_after
+    snapshot, snapshot_origins = None, None
+    if args.snapshot:
+        snapshot, snapshot_origins, skipped_snapshot = screened(*read_paths(args.snapshot), args)
+        skipped += skipped_snapshot
+    for line in skipped:
+        print(f"warning: {line}", file=sys.stderr)
     report = drift(before, after, snapshot, before_origins=before_origins, after_origins=after_origins,
                    snapshot_origins=snapshot_origins)
     if args.output == "json":

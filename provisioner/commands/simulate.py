@@ -11,6 +11,7 @@ from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load
 from ..errors import InputError
 from ..manifests import manifest_limits, read_paths
 from ..report import render_json, render_table
+from ..screen import screen, skipped_lines
 from ..scheduling.gcpause import gc_paused
 
 
@@ -39,7 +40,7 @@ def _positive(text: str) -> int:
 
 
 def add_input_arguments(parser, *, path_metavar: str = "PATH", zones_help: str = "Zones offered") -> None:
-    """-f, --catalog, --region, --zones, --spot-discount: shared by simulate, tune and consolidate."""
+    """-f, --catalog, --region, --zones, --spot-discount, --skip-invalid: shared by simulate, tune and consolidate."""
     parser.add_argument("-f", "--filename", dest="paths", action="append", required=True, metavar=path_metavar,
                         help="YAML file or folder of multi-document YAML (repeatable).")
     parser.add_argument("--catalog", metavar="PATH", help="Instance-type catalog JSON (default: the shipped EC2 catalog).")
@@ -48,6 +49,22 @@ def add_input_arguments(parser, *, path_metavar: str = "PATH", zones_help: str =
                         help=f"{zones_help} (default {','.join(DEFAULT_ZONES)}).")
     parser.add_argument("--spot-discount", type=_discount, default=DEFAULT_SPOT_DISCOUNT, metavar="FRACTION",
                         help=f"Assumed spot discount off on-demand for estimated spot prices (default {DEFAULT_SPOT_DISCOUNT}).")
+    add_skip_invalid(parser)
+
+
+def add_skip_invalid(parser) -> None:
+    """--skip-invalid: shared by simulate, tune, drift and consolidate."""
+    parser.add_argument("--skip-invalid", action="store_true",
+                        help="Ignore NodePools, EC2NodeClasses, NodeClaims and NodeOverlays the API server or Karpenter "
+                             "would refuse, listing each with its reason, instead of exiting 2 (for cluster dumps "
+                             "holding stale objects).")
+
+
+def screened(objects, origins, args) -> tuple[list, list, list[str]]:
+    """The input without invalid Karpenter objects when --skip-invalid is given (with a line per
+    object left out); otherwise the first invalid object ends the command (exit 2)."""
+    kept, kept_origins, skipped = screen(objects, origins, skip_invalid=args.skip_invalid)
+    return kept, list(kept_origins or []), skipped_lines(skipped)
 
 
 def load_catalog_arg(args):
@@ -77,9 +94,11 @@ def run(args) -> int:
 
 def _run(args) -> int:
     objects, origins = read_paths(args.paths, manifest_limits(args.max_pods))
+    objects, origins, skipped = screened(objects, origins, args)
     catalog = load_catalog_arg(args)
     result = simulate(objects, catalog=catalog, region=args.region, zones=args.zones,
                       spot_discount=args.spot_discount, origins=origins, max_pods=args.max_pods)
+    result.warnings[:0] = skipped
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.output == "json":

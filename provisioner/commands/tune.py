@@ -10,7 +10,7 @@ from ..cost.tune import tune
 from ..errors import InputError
 from ..loader import load_objects
 from ..manifests import read_paths
-from .simulate import add_input_arguments, load_catalog_arg
+from .simulate import add_input_arguments, load_catalog_arg, screened
 
 
 def register(subparsers) -> None:
@@ -69,8 +69,10 @@ def render_table(result) -> str:
 
 def run(args) -> int:
     objects, origins = read_paths(args.paths)
+    objects, origins, skipped = screened(objects, origins, args)
     catalog = load_catalog_arg(args)
     inputs = load_objects(objects, origins)
+    inputs.warnings[:0] = skipped
     if not inputs.nodepools:
         raise InputError("no NodePool in the input: nothing to tune", origin=", ".join(args.paths))
     try:

@@ -73,10 +73,11 @@ def pool_ceiling(pool, types) -> PoolCeiling:
 
 
 def pool_ceilings(objects, catalog=None, region: str = DEFAULT_REGION, zones=DEFAULT_ZONES,
-                  spot_discount: float = DEFAULT_SPOT_DISCOUNT) -> list:
+                  spot_discount: float = DEFAULT_SPOT_DISCOUNT, judged: bool = False) -> list:
     """PoolCeiling per NodePool of these Kubernetes object dicts (NodePools and EC2NodeClasses;
-    a pool whose node class is missing is priced with a default one)."""
-    inputs = load_objects(objects)
+    a pool whose node class is missing is priced with a default one). `judged`: the caller
+    judged the whole objects (kubefacts.validation) and passes the parts that decide prices."""
+    inputs = load_objects(objects, judged=judged)
     from ..models import NodeClass
     for pool in inputs.nodepools:
         inputs.nodeclasses.setdefault(pool.node_class_ref.name, NodeClass(pool.node_class_ref.name))

@@ -26,7 +26,9 @@ def cluster(nodes: int, fill: float = 1 / 3, seed: int = 1) -> list[dict]:
     full = fill > 0.5
     only = [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.xlarge"]}] if full else []
     objs = [{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
-             "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}},
+             "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "KarpenterNodeRole-bench",
+                      "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}],
+                      "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}]}},
             {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"},
              "spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
                                                              "name": "default"},

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..screen import screen
 from .drift_inputs import Machine, NodeClass, NodePool, diff_paths, read_manifests, read_snapshot
 from .node_requirements import labels_compatible, requirements_admit_all
 
@@ -154,7 +155,11 @@ def _static_hash_applies(machine: Machine, owner_annotations: Mapping[str, str],
 def drift(before: Sequence[Any], after: Sequence[Any], snapshot: Sequence[Any] | None = None, *,
           before_origins: Sequence[str] | None = None, after_origins: Sequence[str] | None = None,
           snapshot_origins: Sequence[str] | None = None) -> DriftReport:
-    """What drifts going from `before` to `after` manifests, and (with a snapshot) which nodes go."""
+    """What drifts going from `before` to `after` manifests, and (with a snapshot) which nodes go.
+    Karpenter objects are judged first (provisioner.screen): an invalid one raises InvalidObjects."""
+    for objects, origins in ((before, before_origins), (after, after_origins), (snapshot, snapshot_origins)):
+        if objects is not None:
+            screen(list(objects), origins)
     pools_before, classes_before = read_manifests(before, before_origins)
     pools_after, classes_after = read_manifests(after, after_origins)
     machines = read_snapshot(snapshot, snapshot_origins, pools_before) if snapshot is not None else None

@@ -14,6 +14,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ..errors import InputError
 from ..models import Inputs, VolumeClaim
+from ..screen import screen
 from ..scheduling.volumes import VolumeError, pod_volume_alternatives
 from .fields import Ctx
 from .karpenter import load_node, load_nodeclaim, load_nodeclass, load_nodepool, load_overlay
@@ -101,16 +102,24 @@ class _Owners:
 
 
 def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = None, *,
-                 max_pods: int = MAX_PODS) -> Inputs:
+                 max_pods: int = MAX_PODS, judged: bool = False) -> Inputs:
     """Models for every NodePool, EC2NodeClass, NodeOverlay, NodeClaim, Node, Namespace, Pod,
     Deployment, ReplicaSet, StatefulSet, Job, ReplicationController, DaemonSet,
     PersistentVolumeClaim, PersistentVolume and StorageClass in `objects`; raises InputError.
 
     `origins[i]`, when given, says where `objects[i]` came from and prefixes error messages.
     More than `max_pods` pods in all (MAX_PODS by default) is refused, naming the object that
-    crosses the ceiling.
+    crosses the ceiling. A Karpenter object the API server or Karpenter refuses raises
+    InvalidObjects (kubefacts.validation's words); provisioner.screen drops such objects first
+    when a command runs with --skip-invalid. `judged`: the caller has judged the whole objects
+    already and passes partial ones (the policy pack's pool_instance_types).
     """
-    docs = [(obj, origin) for obj, origin in documents(list(objects), origins)
+    objects = list(objects)
+    # Karpenter objects are judged by the one validator (CRD schema, CEL, runtime checks) first;
+    # the model builders below only read what it admitted.
+    if not judged:
+        screen(objects, origins)
+    docs = [(obj, origin) for obj, origin in documents(objects, origins)
             if isinstance(obj, dict) and obj.get("kind")]
     for obj, origin in docs:
         for field in ("kind", "apiVersion"):

@@ -1,8 +1,10 @@
 """Node-shaped objects: NodePool (karpenter.sh/v1), EC2NodeClass (karpenter.k8s.aws/v1),
-NodeOverlay (karpenter.sh/v1alpha1) and existing Nodes."""
+NodeOverlay (karpenter.sh/v1alpha1) and existing Nodes.
+
+The Karpenter objects arrive judged (kubefacts.validation, through provisioner.screen: schema,
+CEL, restricted labels, aliases, overlay rules); these builders only read them into models."""
 from __future__ import annotations
 
-import math
 
 from kubefacts import labels as L
 from kubefacts import quantity
@@ -21,23 +23,12 @@ def load_nodepool(obj: dict, ctx: Ctx) -> NodePool:
     spec = ctx.mapping(obj.get("spec"), "spec")
     template = ctx.mapping(spec.get("template"), "spec.template")
     tspec = ctx.mapping(template.get("spec"), "spec.template.spec")
-    ref = tspec.get("nodeClassRef")
-    if not ref:
-        raise ctx.error("spec.template.spec.nodeClassRef", "missing: every NodePool needs a nodeClassRef")
-    ref = ctx.mapping(ref, "spec.template.spec.nodeClassRef")
+    ref = ctx.mapping(tspec.get("nodeClassRef"), "spec.template.spec.nodeClassRef")
     ref_name = ctx.string(ref.get("name"), "spec.template.spec.nodeClassRef.name")
-    if not ref_name:
-        raise ctx.error("spec.template.spec.nodeClassRef.name", "missing")
     labels = ctx.string_map(ctx.mapping(template.get("metadata"), "spec.template.metadata").get("labels"),
                             "spec.template.metadata.labels")
-    for key in labels:
-        if (why := L.restricted_label(key)) is not None:
-            raise ctx.error(f"spec.template.metadata.labels.{key}", why)
     requirements = ctx.requirements(tspec.get("requirements"), "spec.template.spec.requirements",
                                     NODEPOOL_OPERATORS, min_values=True)
-    for key in requirements.keys():
-        if (why := L.restricted_label(key)) is not None:
-            raise ctx.error("spec.template.spec.requirements", why)
     limits = ctx.resource_list(spec.get("limits"), "spec.limits", quantity.MAX_MILLI)
     weight = ctx.integer(spec.get("weight"), "spec.weight", 0)
     if spec.get("weight") is not None and not 1 <= weight <= 100:
@@ -59,11 +50,8 @@ def load_nodepool(obj: dict, ctx: Ctx) -> NodePool:
 def _ami_family(ctx: Ctx, spec: dict) -> str:
     for i, term in enumerate(ctx.sequence(spec.get("amiSelectorTerms"), "spec.amiSelectorTerms")):
         alias = ctx.string(ctx.mapping(term, f"spec.amiSelectorTerms[{i}]").get("alias"), f"spec.amiSelectorTerms[{i}].alias")
-        if alias:
-            family = _ALIAS_FAMILIES.get(alias.split("@", 1)[0].lower())
-            if family is None:
-                raise ctx.error(f"spec.amiSelectorTerms[{i}].alias", f"unknown AMI alias {alias!r}")
-            return family
+        if alias:  # the CRD's CEL rules admit only these families
+            return _ALIAS_FAMILIES[alias.split("@", 1)[0]]
     family = ctx.string(spec.get("amiFamily"), "spec.amiFamily")
     if family:
         return family
@@ -124,20 +112,7 @@ def load_overlay(obj: dict, ctx: Ctx) -> NodeOverlay:
     spec = ctx.mapping(obj.get("spec"), "spec")
     price = spec.get("price")
     adjustment = spec.get("priceAdjustment")
-    if price is not None and adjustment is not None:
-        raise ctx.error("spec", "cannot set both price and priceAdjustment")
-    for field, raw in (("price", price), ("priceAdjustment", adjustment)):
-        if raw is not None:
-            text = str(raw).rstrip("%")
-            try:
-                if not math.isfinite(float(text)):  # "inf", "nan", "1e999": no price (the CRD's pattern refuses them)
-                    raise ValueError(text)
-            except ValueError:
-                raise ctx.error(f"spec.{field}", f"invalid value {raw!r}") from None
     capacity = ctx.resource_list(spec.get("capacity"), "spec.capacity")
-    for name in capacity:
-        if name in (L.CPU, L.MEMORY, L.EPHEMERAL_STORAGE, L.PODS):
-            raise ctx.error(f"spec.capacity.{name}", "a NodeOverlay may only add extended resources")
     return NodeOverlay(
         name=ctx.string(metadata.get("name"), "metadata.name"),
         requirements=ctx.requirements(spec.get("requirements"), "spec.requirements", NODEPOOL_OPERATORS),

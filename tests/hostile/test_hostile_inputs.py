@@ -181,6 +181,8 @@ def test_advisor_in_flight_nodeclaim_with_mistyped_fields_is_not_a_crash():
 
     claim = {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
              "metadata": {"name": "c", "uid": "u", "labels": [1]},
+             "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "d"},
+                      "requirements": []},
              "status": {"allocatable": {"cpu": "1"}, "providerID": "aws:///us-east-1a/i-1"}}
     with pytest.raises(InputError, match="metadata.labels"):
         load_objects([claim])

@@ -13,7 +13,8 @@ import pytest
 from kubefacts import labels
 from tests.harness import PROJECT_DIR
 
-DATA = PROJECT_DIR / "components" / "reference" / "data"
+# The served CRD schemas per release (make reference writes them beside the validator).
+DATA = PROJECT_DIR / "kubefacts" / "validation" / "crds"
 SHARED = [PROJECT_DIR.parent / "shared" / "reference" / "karpenter-versions",
           Path("/work/shared/reference/karpenter-versions")]
 _ALLOW_LIST = re.compile(r'in \[([^\]]*)\] \|\| !\w+\.find\(\\?"\^\(\[\^/\]\+\)\\?"\)\.endsWith\(\\?"([a-z0-9.]+)\\?"\)')
@@ -36,7 +37,7 @@ def kernel_allows(release: str, domain: str) -> set[str]:
 def _sources():
     for release in labels.SUPPORTED_RELEASES:
         data = json.loads((DATA / f"{release}.json").read_text())
-        yield pytest.param(release, json.dumps(data["crds"]["karpenter.sh_nodepools"]), id=f"{release}-data")
+        yield pytest.param(release, json.dumps(data["karpenter.sh_nodepools"]), id=f"{release}-data")
         for root in SHARED:
             crd = root / release / "crds" / "karpenter.sh_nodepools.yaml"
             if crd.is_file():

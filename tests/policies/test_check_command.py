@@ -27,7 +27,7 @@ def _pool(name="web-api", limits=None, team="web"):
                                       "requirements": [
                                  {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["m"]},
                                  {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["33"]}]}},
-                "disruption": {"budgets": [{"nodes": "10%"}]},
+                "disruption": {"consolidateAfter": "0s", "budgets": [{"nodes": "10%"}]},
                 "limits": limits if limits is not None else {"cpu": "10", "memory": "40Gi"},
             },
         },

@@ -127,7 +127,8 @@ def test_has_instance_types_invalid_operator_fail():
     requirements = [{"key": "karpenter.k8s.aws/instance-family", "operator": "Equals", "values": ["m5"]}]
     [message] = messages("nodepool-has-instance-types", [nodepool(requirements=requirements)])
     assert message.startswith("NodePool web-api is not a valid Karpenter NodePool: ")
-    assert "unknown operator 'Equals'" in message
+    assert ("NodePool \"web-api\": spec.template.spec.requirements[0].operator: 'Equals' is not one of "
+            "['Gte', 'Lte', 'In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']") in message
 
 
 @pytest.mark.slow

@@ -72,6 +72,7 @@ def nodeclaim(name, node, consolidatable=True, deleting=False):
     if consolidatable:
         conditions.append({"type": "Consolidatable", "status": "True"})
     return {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": meta,
+            "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}, "requirements": []},
             "status": {"nodeName": node, "conditions": conditions}}
 
 

@@ -6,8 +6,16 @@ from provisioner import simulate
 ZONES = ("test-zone-1", "test-zone-2", "test-zone-3")
 
 
+# What the EC2NodeClass CRD requires (a role or an instance profile, subnets, security groups):
+# the provisioner refuses a class the API server would refuse.
+REQUIRED_NODECLASS_SPEC = {"subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "test"}}],
+                           "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "test"}}]}
+
+
 def nodeclass(name="default", **spec):
-    body = {"amiSelectorTerms": [{"alias": "al2023@latest"}], **spec}
+    body = {"amiSelectorTerms": [{"alias": "al2023@latest"}], **REQUIRED_NODECLASS_SPEC, **spec}
+    if "instanceProfile" not in body:
+        body.setdefault("role", "KarpenterNodeRole-test")
     return {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name}, "spec": body}
 
 

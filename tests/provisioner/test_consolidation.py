@@ -379,7 +379,8 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path):
     """House rule: invalid input names the file and key path, exit 2, no traceback."""
     bad = tmp_path / "pool.yaml"
     bad.write_text("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: x}\nspec:\n"
-                   "  template: {spec: {nodeClassRef: {name: d}}}\n  disruption: {budgets: [{nodes: lots}]}\n")
+                   "  template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}, "
+                   "requirements: []}}\n  disruption: {consolidateAfter: 0s, budgets: [{nodes: lots}]}\n")
     out = _cli("-f", str(bad))
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.strip().count("\n") == 0
@@ -445,10 +446,12 @@ def test_feature_gate_is_read_from_the_karpenter_deployment_or_chart_values():
 def test_cli_bad_schedule_exits_2(tmp_path):
     bad = tmp_path / "pool.yaml"
     bad.write_text("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: x}\nspec:\n"
-                   "  template: {spec: {nodeClassRef: {name: d}}}\n"
-                   "  disruption: {budgets: [{nodes: '0', schedule: '0 25 * * *', duration: 1h}]}\n")
+                   "  template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}, "
+                   "requirements: []}}\n"
+                   "  disruption: {consolidateAfter: 0s, budgets: [{nodes: '0', schedule: '0 25 * * *', duration: 1h}]}\n")
     out = _cli("-f", str(bad))
-    assert out.returncode == 2 and "spec.disruption.budgets[0].schedule: invalid cron" in out.stderr
+    assert out.returncode == 2 and ("spec.disruption.budgets[0].schedule: '0 25 * * *' is not a cron schedule Karpenter "
+                                    "can parse: hour: '25' is outside 0-23") in out.stderr
 
 
 def test_bench_prints_a_row_per_cluster_size(capsys):

@@ -28,7 +28,8 @@ def nodeclaim(name: str, *, node_name: str | None = None, launched: bool = True)
             "metadata": {"name": name, "uid": f"uid-nc-{name}", "labels": {
                 "karpenter.sh/nodepool": "default", "node.kubernetes.io/instance-type": "m5.xlarge",
                 "topology.kubernetes.io/zone": "us-east-1a", "karpenter.sh/capacity-type": "on-demand"}},
-            "spec": {"taints": [], "startupTaints": [{"key": "odigos.io/needs-init", "effect": "NoSchedule"}]},
+            "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}, "requirements": [], "taints": [],
+                     "startupTaints": [{"key": "odigos.io/needs-init", "effect": "NoSchedule"}]},
             "status": status}
 
 

@@ -258,3 +258,22 @@ def test_backoff_jitter_stays_within_its_bounds():
     backoff = Backoff(base=2.0, cap=100.0, jitter=1.0, rng=lambda: next(draws))
     assert [backoff.failure() for _ in range(3)] == [2.0, 8.0, 12.0]
     assert Backoff(base=1.0, cap=60.0, jitter=1.0, _failures=5000).failure() == 60.0
+
+
+def test_controller_skips_a_nodepool_the_validator_refuses_with_the_real_core(caplog):
+    """An invalid object from the API (here a NodePool whose kubelet block v1 moved to the
+    EC2NodeClass) is skipped, counted and logged in the validator's words; planning goes on."""
+    from provisioner.controller.core import validate
+    from kubefacts.validation import validate as judge
+
+    kube = cluster(FakeKube(), *standard_objects())
+    controller, _ = make_controller(kube, validate=validate)
+    assert controller.cache.count("NodePool") == 1
+    stale = nodepool(rv="2")
+    stale["spec"]["template"]["spec"]["kubelet"] = {"maxPods": 10}
+    with caplog.at_level("WARNING"):
+        controller.handle(Change(NODEPOOL, "MODIFIED", stale), 1.0)
+    assert controller.cache.count("NodePool") == 0
+    assert controller.metrics.registry.get_sample_value("provisioner_malformed_objects_total", {"kind": "NodePool"}) == 1
+    assert judge(stale)[0].words in caplog.text
+    assert controller.ready

@@ -51,7 +51,8 @@ def nodeclaim(name, pool="web", node_name=None, nodeclass_name="default", annota
                              "karpenter.sh/nodepool-hash": "123", "karpenter.sh/nodepool-hash-version": "v3",
                              "karpenter.k8s.aws/ec2nodeclass-hash": "456",
                              "karpenter.k8s.aws/ec2nodeclass-hash-version": "v5"}},
-            "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": nodeclass_name}},
+            "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": nodeclass_name},
+                     "requirements": []},
             "status": {"nodeName": node_name, "providerID": f"aws:///us-east-1a/i-{name}",
                        "conditions": [{"type": "Launched", "status": launched}]}}
 
@@ -119,7 +120,7 @@ def test_nodepool_changes_outside_hash_do_not_drift(mutate):
 def test_nodepool_list_order_and_equal_durations_do_not_drift():
     """Hash() uses SlicesAsSets (taint order is no change) and hashes time.Duration, not the raw
     string (NillableDuration.Raw is hash:"ignore" in pkg/apis/v1/duration.go): 60m equals 1h."""
-    taints = [{"key": "a", "effect": "NoSchedule"}, {"key": "b", "value": "", "effect": "NoExecute"}]
+    taints = [{"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "NoExecute"}]
     before = nodepool(taints=taints, expireAfter="1h", terminationGracePeriod="90m")
     after = nodepool(taints=[{"key": "b", "effect": "NoExecute"}, {"key": "a", "effect": "NoSchedule"}],
                      expireAfter="60m", terminationGracePeriod="1h30m")
@@ -386,10 +387,10 @@ def test_cli_table_names_pools_causes_and_summary(tmp_path, capsys):
 
 @pytest.mark.parametrize("doc, message", [
     (nodepool(requirements=[{"key": "k", "operator": "Bigger", "values": ["1"]}]),
-     "NodePool \"web\": spec.template.spec.requirements[0].operator: 'Bigger' is not an operator"),
-    (nodepool(expireAfter="5 days"), "spec.template.spec.expireAfter: '5 days' is not a duration"),
+     "NodePool \"web\": spec.template.spec.requirements[0].operator: 'Bigger' is not one of ['Gte', 'Lte', 'In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']"),
+    (nodepool(expireAfter="5 days"), "spec.template.spec.expireAfter: '5 days' does not match '^(([0-9]+(s|m|h))+|Never)$'"),
     ({"apiVersion": "karpenter.sh/v1beta1", "kind": "NodePool", "metadata": {"name": "old"}}, "apiVersion"),
-    ({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {}}, "metadata.name: missing"),
+    ({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {}}, "metadata.name: '' is not a DNS-1123 subdomain"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(tmp_path, capsys, doc, message):
     bad = _write(tmp_path / "bad.yaml", [doc])

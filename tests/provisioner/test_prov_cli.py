@@ -86,7 +86,8 @@ def test_unknown_operator_exits_two_naming_object_and_path(tmp_path, capsys):
     path = write(tmp_path, "pools.yaml", nodepool("web", requirements=[req("kubernetes.io/arch", "Equals", "amd64")]))
     assert main(["simulate", "-f", path]) == 2
     err = capsys.readouterr().err
-    assert 'NodePool "web": spec.template.spec.requirements[0].operator: unknown operator \'Equals\'' in err
+    assert ('NodePool "web": spec.template.spec.requirements[0].operator: \'Equals\' is not one of '
+            "['Gte', 'Lte', 'In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']") in err
 
 
 def test_missing_file_exits_two(tmp_path, capsys):

@@ -110,7 +110,8 @@ def nodeclaim(name, *, node_name=None, provider_id=None, allocatable=None, capac
     if deleting:
         meta["deletionTimestamp"] = "2026-11-23T00:00:00Z"
     return {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": meta,
-            "spec": {"taints": list(taints), "startupTaints": list(startup_taints)}, "status": status}
+            "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}, "requirements": [], "taints": list(taints),
+                     "startupTaints": list(startup_taints)}, "status": status}
 
 
 def karpenter_node(name, *, initialized, provider_id, labels=None, **kwargs):

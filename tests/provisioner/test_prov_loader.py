@@ -111,13 +111,14 @@ def test_nodepool_without_node_class_ref_is_rejected_with_key_path():
     with pytest.raises(InputError) as err:
         load_objects([obj], origins=["pools.yaml:3 (document 1)"])
     assert str(err.value) == ('pools.yaml:3 (document 1): NodePool "web": spec.template.spec.nodeClassRef: '
-                              'missing: every NodePool needs a nodeClassRef')
+                              'Required value (the karpenter.sh/v1 NodePool schema)')
 
 
 def test_nodepool_unknown_operator_names_object_and_key_path():
     with pytest.raises(InputError) as err:
         load_objects([nodepool("web", requirements=[req("kubernetes.io/arch", "Equals", "amd64")])])
-    assert 'NodePool "web": spec.template.spec.requirements[0].operator: unknown operator \'Equals\'' in str(err.value)
+    assert ('NodePool "web": spec.template.spec.requirements[0].operator: \'Equals\' is not one of '
+            "['Gte', 'Lte', 'In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']") in str(err.value)
 
 
 def test_pod_unknown_node_affinity_operator_names_key_path():

@@ -150,3 +150,8 @@ def test_wheel_installs_into_fresh_venv_and_cli_runs(tmp_path):
     # The bundled catalog is package data: the advisor's fallback must be inside the wheel.
     catalog = run(str(python), "-c", "from provisioner import shipped_catalog; print(len(shipped_catalog().types))")
     assert catalog.returncode == 0 and int(catalog.stdout) > 1000, catalog.stderr
+    # The served CRD schemas are package data too: the installed validator judges a v1beta1 NodePool.
+    judged = run(str(python), "-c", "from kubefacts.validation import validate; "
+                                    "print(validate({'apiVersion': 'karpenter.sh/v1beta1', 'kind': 'NodePool', "
+                                    "'metadata': {'name': 'old'}})[0].words)")
+    assert judged.returncode == 0 and "is not served by Karpenter 1.14.1" in judged.stdout, judged.stderr
