@@ -42,6 +42,21 @@ EXIT_INVALID_INPUT = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 
 
+def bounded_int(low: int, high: int):
+    """An argparse type for every command's counts and ports: an integer in [low, high], else a
+    message naming the range (argparse's usage error, exit 2)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer from {low} to {high}, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer from {low} to {high}, got {value}")
+        return value
+
+    return parse
+
+
 def build_parser(chosen=None) -> argparse.ArgumentParser:
     """The full parser (every subcommand module imported), or, given `chosen` (a set of names),
     one where only those subcommands are real and the others are stand-ins with their help."""

@@ -7,7 +7,7 @@ import os
 import sys
 from datetime import datetime, timezone
 
-from ..cli import HELP
+from ..cli import HELP, bounded_int
 from ..disruption.snapshot import go_duration
 from ..errors import InputError
 from ..manifests import read_paths
@@ -35,16 +35,6 @@ def _start(text: str) -> datetime:
     if value.tzinfo is None:
         raise argparse.ArgumentTypeError("expected an RFC 3339 time with an offset, e.g. 2026-01-05T00:00:00Z")
     return value.astimezone(timezone.utc)
-
-
-def _workers(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a positive integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("expected a positive integer")
-    return value
 
 
 def register(subparsers) -> None:
@@ -75,7 +65,7 @@ def register(subparsers) -> None:
     parser.add_argument("--compare", nargs="+", metavar="PATH",
                         help="Replay the same trace over these NodePools/EC2NodeClasses/NodeOverlays instead of "
                              "those in -f, and print both side by side.")
-    parser.add_argument("--workers", type=_workers, metavar="N",
+    parser.add_argument("--workers", type=bounded_int(1, 1024), metavar="N",
                         help="Local worker processes for --compare and --batch (default: one per CPU).")
     parser.add_argument("-o", "--output", choices=("table", "json", "html"), default="table", help="Output format.")
     parser.add_argument("--out", metavar="FILE", help="Write the output here instead of stdout (required for html).")

@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from ..api import simulate
-from ..cli import HELP
+from ..cli import HELP, bounded_int
 from ..loader import MAX_PODS
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load_catalog_file
 from ..errors import InputError
@@ -26,16 +26,6 @@ def _discount(text: str) -> float:
     value = float(text)
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError("expected a fraction in [0, 1)")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a positive integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("expected a positive integer")
     return value
 
 
@@ -80,7 +70,7 @@ def register(subparsers) -> None:
         description="Simulate Karpenter v1.14 provisioning for NodePools, EC2NodeClasses, workloads and existing Nodes.")
     add_input_arguments(parser)
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Output format.")
-    parser.add_argument("--max-pods", type=_positive, default=MAX_PODS, metavar="N",
+    parser.add_argument("--max-pods", type=bounded_int(1, 10**9), default=MAX_PODS, metavar="N",
                         help=f"Refuse inputs that expand to more pods than this (default {MAX_PODS:,}).")
     parser.set_defaults(run=run)
 

@@ -6,7 +6,7 @@ import sys
 
 import yaml
 
-from ..cli import HELP
+from ..cli import HELP, bounded_int
 from ..errors import InputError
 from ..replay.sources import from_audit_log, synthetic
 from ..replay.trace import parse_trace
@@ -26,17 +26,6 @@ def _positive(text: str) -> float:
     return value
 
 
-def _count(text: str) -> int:
-    import argparse
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected an integer of 0 or more") from None
-    if not 0 <= value <= 100_000:
-        raise argparse.ArgumentTypeError("expected an integer from 0 to 100000")
-    return value
-
-
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "trace", help=HELP["trace"],
@@ -48,10 +37,10 @@ def register(subparsers) -> None:
                                                                    "cron jobs, batch bursts.")
     source.add_argument("--from-audit-log", nargs="+", metavar="FILE", help="Audit log files (JSON lines).")
     parser.add_argument("--days", type=_positive, default=7, help="Synthetic: days of trace (default 7).")
-    parser.add_argument("--services", type=_count, default=8, help="Synthetic: Deployments (default 8).")
-    parser.add_argument("--pods", type=_count, default=200, help="Synthetic: mean total service replicas (default 200).")
-    parser.add_argument("--cronjobs", type=_count, default=2, help="Synthetic: CronJobs every 15 minutes (default 2).")
-    parser.add_argument("--burst-jobs", type=_count, default=5, help="Synthetic: Jobs per batch burst, twice a day "
+    parser.add_argument("--services", type=bounded_int(0, 100_000), default=8, help="Synthetic: Deployments (default 8).")
+    parser.add_argument("--pods", type=bounded_int(0, 100_000), default=200, help="Synthetic: mean total service replicas (default 200).")
+    parser.add_argument("--cronjobs", type=bounded_int(0, 100_000), default=2, help="Synthetic: CronJobs every 15 minutes (default 2).")
+    parser.add_argument("--burst-jobs", type=bounded_int(0, 100_000), default=5, help="Synthetic: Jobs per batch burst, twice a day "
                                                                      "(default 5).")
     parser.add_argument("--namespace", default="default", help="Synthetic: namespace of the workloads.")
     parser.add_argument("--seed", type=int, default=0, help="Synthetic: seed of the random choices (default 0).")

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from ..cli import HELP
+from ..cli import HELP, bounded_int
 from .batcher import Batcher, TokenBucket
 from .catalog import CatalogHolder
 from .controller import Controller
@@ -37,20 +37,6 @@ def _positive(text: str) -> float:
     return value
 
 
-def _bounded_int(low: int, high: int):
-    """An argparse type: an integer in [low, high], else a message naming the range (exit 2)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer from {low} to {high}, got {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"expected an integer from {low} to {high}, got {value}")
-        return value
-
-    return parse
-
-
 def _catalog_changed(metrics: Metrics, choice) -> None:
     metrics.set_catalog(choice.source, choice.as_of)
     log.info("catalog: %s (%d instance types)%s", choice.source, len(getattr(choice.catalog, "types", None) or []),
@@ -67,7 +53,7 @@ def register(subparsers) -> None:
     parser.add_argument("--mode", choices=("advisor", "metrics-only"), default=os.environ.get("PROVISIONER_MODE", "advisor"),
                         help="advisor records Events; metrics-only writes nothing to the cluster (default advisor)")
     parser.add_argument("--listen", default="0.0.0.0", help="address of the HTTP server (default 0.0.0.0)")
-    parser.add_argument("--port", type=_bounded_int(1, 65535), default=8080, help="port of /metrics, /healthz, /readyz (default 8080)")
+    parser.add_argument("--port", type=bounded_int(1, 65535), default=8080, help="port of /metrics, /healthz, /readyz (default 8080)")
     parser.add_argument("--region", default=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
                         help="AWS region of the cluster (default $AWS_REGION)")
     parser.add_argument("--catalog", choices=("live", "bundled"), default="live",
@@ -83,8 +69,8 @@ def register(subparsers) -> None:
     parser.add_argument("--consolidation-interval", type=_positive, default=60.0, metavar="SECONDS",
                         help="run the consolidation what-if (metrics) at most this often, after a change (default 60)")
     parser.add_argument("--event-qps", type=_positive, default=2.0, help="events written per second at most (default 2)")
-    parser.add_argument("--event-burst", type=_bounded_int(1, 10_000), default=20, help="events written in a burst at most (default 20)")
-    parser.add_argument("--watch-timeout", type=_bounded_int(1, 86_400), default=300, metavar="SECONDS",
+    parser.add_argument("--event-burst", type=bounded_int(1, 10_000), default=20, help="events written in a burst at most (default 20)")
+    parser.add_argument("--watch-timeout", type=bounded_int(1, 86_400), default=300, metavar="SECONDS",
                         help="server-side timeout of each watch (default 300)")
     parser.add_argument("--plan-timeout", type=_positive, default=60.0, metavar="SECONDS",
                         help="stop a plan or consolidation what-if that runs longer (default 60; below the "
