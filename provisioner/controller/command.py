@@ -51,30 +51,30 @@ def register(subparsers) -> None:
                     "Event on each pod no NodePool can ever schedule; export what consolidation would do now; "
                     "serve /metrics, /healthz and /readyz.")
     parser.add_argument("--mode", choices=("advisor", "metrics-only"), default=os.environ.get("PROVISIONER_MODE", "advisor"),
-                        help="advisor records Events; metrics-only writes nothing to the cluster (default advisor)")
-    parser.add_argument("--listen", default="0.0.0.0", help="address of the HTTP server (default 0.0.0.0)")
-    parser.add_argument("--port", type=bounded_int(1, 65535), default=8080, help="port of /metrics, /healthz, /readyz (default 8080)")
+                        help="Advisor records Events; metrics-only writes nothing to the cluster (default advisor).")
+    parser.add_argument("--listen", default="0.0.0.0", help="Address of the HTTP server (default 0.0.0.0).")
+    parser.add_argument("--port", type=bounded_int(1, 65535), default=8080, help="Port of /metrics, /healthz, /readyz (default 8080).")
     parser.add_argument("--region", default=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
-                        help="AWS region of the cluster (default $AWS_REGION)")
+                        help="AWS region of the cluster (default $AWS_REGION).")
     parser.add_argument("--catalog", choices=("live", "bundled"), default="live",
-                        help="live: AWS APIs when the IAM role allows, else the bundled catalog (default live)")
+                        help="Live: AWS APIs when the IAM role allows, else the bundled catalog (default live).")
     parser.add_argument("--catalog-refresh", type=_positive, default=6 * 3600.0, metavar="SECONDS",
-                        help="how often to reload the live catalog (default 21600)")
+                        help="How often to reload the live catalog (default 21600).")
     parser.add_argument("--batch-idle", type=_positive, default=1.0, metavar="SECONDS",
-                        help="close a batch after this long without new pending pods (default 1, as Karpenter)")
+                        help="Close a batch after this long without new pending pods (default 1, as Karpenter).")
     parser.add_argument("--batch-max", type=_positive, default=10.0, metavar="SECONDS",
-                        help="close a batch at the latest this long after it opened (default 10, as Karpenter)")
+                        help="Close a batch at the latest this long after it opened (default 10, as Karpenter).")
     parser.add_argument("--resync", type=_positive, default=300.0, metavar="SECONDS",
-                        help="plan again this often while pods stay pending (default 300)")
+                        help="Plan again this often while pods stay pending (default 300).")
     parser.add_argument("--consolidation-interval", type=_positive, default=60.0, metavar="SECONDS",
-                        help="run the consolidation what-if (metrics) at most this often, after a change (default 60)")
-    parser.add_argument("--event-qps", type=_positive, default=2.0, help="events written per second at most (default 2)")
-    parser.add_argument("--event-burst", type=bounded_int(1, 10_000), default=20, help="events written in a burst at most (default 20)")
+                        help="Run the consolidation what-if (metrics) at most this often, after a change (default 60).")
+    parser.add_argument("--event-qps", type=_positive, default=2.0, help="Events written per second at most (default 2).")
+    parser.add_argument("--event-burst", type=bounded_int(1, 10_000), default=20, help="Events written in a burst at most (default 20).")
     parser.add_argument("--watch-timeout", type=bounded_int(1, 86_400), default=300, metavar="SECONDS",
-                        help="server-side timeout of each watch (default 300)")
+                        help="Server-side timeout of each watch (default 300).")
     parser.add_argument("--plan-timeout", type=_positive, default=60.0, metavar="SECONDS",
-                        help="stop a plan or consolidation what-if that runs longer (default 60; below the "
-                             "120 s after which /healthz fails)")
+                        help="Stop a plan or consolidation what-if that runs longer (default 60; below the "
+                             "120 s after which /healthz fails).")
     parser.add_argument("--record-trace", metavar="PATH", help="Write what the watches see as a replay trace "
                                                                 "(docs/replay.md), rewritten every minute.")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
