@@ -2,6 +2,8 @@
 that adds a taint, rendered at the base and now (one render pair for the whole module)."""
 from __future__ import annotations
 
+from tests.provisioner.prov_builders import nodeclass as valid_nodeclass
+
 import shutil
 import subprocess
 from pathlib import Path
@@ -212,8 +214,7 @@ def test_over_the_trace_section_shows_cost_node_hours_and_evictions_before_and_a
                                                    {"key": "karpenter.sh/capacity-type", "operator": "In",
                                                     "values": ["on-demand"]}]}},
             "disruption": {"consolidationPolicy": policy, "consolidateAfter": "30s"}}}
-    nodeclass = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
-                 "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}}
+    nodeclass = valid_nodeclass()
     web = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {
         "replicas": 10, "selector": {"matchLabels": {"app": "web"}}, "template": {
             "metadata": {"labels": {"app": "web"}},

@@ -54,6 +54,15 @@ class Document:
         return f"{self.where}: {path}" if path else self.where
 
 
+def _refusal_at(document: Document, obj: str | None, key_path: str | None) -> str:
+    """Where a refusal points: the key the user wrote when the object was converted from an older
+    API (its renamed paths), else the object and its key path, in the validator's words."""
+    path = key_path or ""
+    if any(path == new or path.startswith((f"{new}.", f"{new}[")) for new, _ in document.renamed):
+        return document.at(path)
+    return document.at(f"{obj}: {path}" if obj else path)
+
+
 @dataclass
 class ImportResult:
     team: dict[str, Any] | None = None
@@ -209,7 +218,7 @@ def import_documents(docs: Iterable[Document], team: str, default_limits: dict[s
             result.errors.append(ConfigIssue(document.file, document.at("metadata.name"), "required"))
         elif refusals := validate(body, origin=document.file):
             # The one validator of Karpenter objects (CRD schema, CEL, runtime checks), in its words.
-            result.errors += [ConfigIssue(document.file, document.at(f"{e.obj}: {e.key_path}"), e.message)
+            result.errors += [ConfigIssue(document.file, _refusal_at(document, e.obj, e.key_path), e.message)
                               for e in refusals]
         elif kind == "NodePool":
             entry = nodepool_entry(document, team, result, default_limits)

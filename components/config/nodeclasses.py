@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kubefacts.amis import ALIAS_OF_FAMILY, FAMILY_OF_ALIAS
+
 import re2 as re  # Go RE2 semantics, as the API server: `$` never matches before a final "\n"
 from typing import Literal
 
@@ -31,8 +33,6 @@ __all__ = ["AmiSelectorTerm", "BlockDeviceMapping", "CapacityReservationSelector
 from .kube import Quantity, check_quantity
 
 AmiFamily = Literal["AL2", "AL2023", "Bottlerocket", "Custom", "Windows2019", "Windows2022", "Windows2025"]
-_FAMILY_OF_ALIAS = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket", "windows2019": "Windows2019",
-                    "windows2022": "Windows2022", "windows2025": "Windows2025"}
 DEFAULT_AMI_ALIAS = "al2023@v20251117"
 # Karpenter's device names per family (pkg/providers/amifamily: EphemeralBlockDevice and
 # DefaultBlockDeviceMappings): the root device, and Bottlerocket's separate data device.
@@ -303,7 +303,7 @@ class NodeClass(Model):
     def _ami_selection(self) -> NodeClass:
         if self.ami_alias is not None and self.ami_selector_terms is not None:
             raise ValueError("set amiAlias or amiSelectorTerms, not both")
-        matching = {family: alias for alias, family in _FAMILY_OF_ALIAS.items()}.get(self.ami_family or "")
+        matching = ALIAS_OF_FAMILY.get(self.ami_family or "")
         # (Custom without a selector keeps the default alias: AL2023 AMIs with the user's own user data.)
         if self.ami_alias is None and self.ami_selector_terms is None and matching and matching != "al2023":
             # karpenter.k8s.aws/v1 dropped the AMI default per amiFamily (v1 migration guide): name
@@ -320,7 +320,7 @@ class NodeClass(Model):
         if not aliases and self.ami_family is None:
             raise ValueError("amiFamily is required when amiSelectorTerms has no alias")
         if aliases:
-            family = _FAMILY_OF_ALIAS[aliases[0].split("@", 1)[0]]
+            family = FAMILY_OF_ALIAS[aliases[0].split("@", 1)[0]]
             if self.ami_family not in (None, "Custom", family):
                 raise ValueError(f"amiFamily must be {family!r} or 'Custom' when using alias {aliases[0]!r}")
             if family.startswith("Windows") and not aliases[0].endswith("@latest"):
@@ -354,7 +354,7 @@ class NodeClass(Model):
         """EC2 refuses a root volume smaller than the AMI's snapshot ("Volume of size N is smaller
         than snapshot"); known for the EKS AMIs an alias selects."""
         alias = self.ami_family_alias
-        family = _FAMILY_OF_ALIAS.get(alias) if alias else None
+        family = FAMILY_OF_ALIAS.get(alias) if alias else None
         snapshot, device = AMI_ROOT_SNAPSHOT_GIB.get(family), ROOT_DEVICE.get(family)
         if snapshot is None:
             return self
@@ -397,7 +397,7 @@ class NodeClass(Model):
         if self.ami_family is not None:
             return self.ami_family
         alias = next(t.alias for t in self.ami_terms if t.alias is not None)
-        return _FAMILY_OF_ALIAS[alias.split("@", 1)[0]]
+        return FAMILY_OF_ALIAS[alias.split("@", 1)[0]]
 
     @property
     def ami_family_alias(self) -> str | None:

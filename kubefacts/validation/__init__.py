@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..amis import missing_selector_hint
 from ..errors import LocatedError
 from ..labels import DEFAULT_RELEASE, SUPPORTED_RELEASES
 
@@ -111,6 +112,12 @@ def _judge(obj: dict[str, Any], release: str) -> tuple[tuple[str, str], ...]:
             problems.append((f"{where}{required.group(1)}", f"Required value (the {api_version} {kind} schema)"))
         else:
             problems.append((violation.path, violation.message))
+    spec = obj.get("spec")
+    if kind == "EC2NodeClass" and isinstance(spec, Mapping) and spec.get("amiFamily"):
+        # v1 requires amiSelectorTerms; say which alias a v1beta1-era `amiFamily` alone meant.
+        problems = [(path, message + missing_selector_hint(spec["amiFamily"]))
+                    if path == "spec.amiSelectorTerms" and message.startswith("Required value") else (path, message)
+                    for path, message in problems]
     if not problems and kind in runtime.CHECKS:
         problems += runtime.CHECKS[kind](obj, release)
     return tuple(problems)

@@ -159,15 +159,6 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
             nodeclass = load_nodeclass(obj, ctx)
             _unique(seen, ("EC2NodeClass", nodeclass.name), origin, ctx)
             inputs.nodeclasses[nodeclass.name] = nodeclass
-            spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-            if spec.get("amiFamily") and not spec.get("amiSelectorTerms") and obj.get("apiVersion") == "karpenter.k8s.aws/v1":
-                # The v1 CRD requires amiSelectorTerms (amiFamily alone no longer picks AMIs).
-                alias = {"AL2": "al2", "AL2023": "al2023", "Bottlerocket": "bottlerocket"}.get(str(spec["amiFamily"]))
-                inputs.warnings.append(
-                    f"EC2NodeClass {nodeclass.name}: spec.amiSelectorTerms is required in karpenter.k8s.aws/v1 (the API "
-                    f"server refuses this object)" + (f"; for amiFamily {spec['amiFamily']} the matching alias is "
-                                                      f"{alias}@<version>, e.g. {{alias: {alias}@latest}}" if alias else "")
-                    + f"; simulated as amiFamily {nodeclass.ami_family}")
         elif group == "karpenter.sh" and kind == "NodeOverlay":
             inputs.overlays.append(load_overlay(obj, ctx))
         elif group == "karpenter.sh" and kind == "NodeClaim":

@@ -93,7 +93,8 @@ def disruption_pass(cluster, pools: dict, pdbs: list, drifted: set, now_s: float
     NodeOverlays and DaemonSets as given (read by the disruption API, when it is there)."""
     if not drifted and not any_consolidatable(cluster, pools, now_s):
         return None  # every candidate would fail the Consolidatable check: the pass finds nothing
-    state = load_cluster(list(objects) + cluster_objects(cluster, pools, pdbs, drifted, now_s, wall))
+    # The user's objects were judged when the replay read them; the rest are the replay's own.
+    state = load_cluster(list(objects) + cluster_objects(cluster, pools, pdbs, drifted, now_s, wall), judged=True)
     result = _pass_api(state, catalog, wall, region=region, zones=tuple(zones), spot_discount=spot_discount,
                        spot_to_spot=spot_to_spot)
     if not result.commands:

@@ -211,13 +211,15 @@ def _name(obj: dict) -> str:
     return f"{meta['namespace']}/{name}" if meta.get("namespace") else str(name)
 
 
-def load_cluster(objects: Iterable[Mapping], origins: Sequence[str] | None = None) -> Cluster:
-    """The cluster state disruption reads from these objects; raises InputError naming the object and key."""
+def load_cluster(objects: Iterable[Mapping], origins: Sequence[str] | None = None, *, judged: bool = False) -> Cluster:
+    """The cluster state disruption reads from these objects; raises InputError naming the object and key.
+    `judged`: the caller judged the Karpenter objects already (the replay, which writes its own
+    NodeClaims each pass from a cluster whose inputs were judged once)."""
     every = [(o, origin) for o, origin in documents(list(objects), origins) if isinstance(o, dict)]
     docs = [(o, origin) for o, origin in every if o.get("kind")]
     # PodDisruptionBudgets are read here, not by the scheduling core (which would list them as unmodelled).
     scheduling = [(o, origin) for o, origin in docs if o["kind"] not in _CONTROLLERS and o["kind"] != "PodDisruptionBudget"]
-    inputs = load_objects([o for o, _ in scheduling], [origin for _, origin in scheduling])
+    inputs = load_objects([o for o, _ in scheduling], [origin for _, origin in scheduling], judged=judged)
     cluster = Cluster(inputs=inputs)
     for obj, _ in every:
         if (gate := _feature_gate(obj)) is not None:

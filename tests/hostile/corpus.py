@@ -206,14 +206,15 @@ MANIFEST_CASES = [
     ("alias-bomb", _bomb(), ["alias"]),
     ("binary", b"\x7fELF\x00\x00", ["binary"]),
     # second round (issue 22)
-    ("nodepool-weight-1000", yaml.safe_dump(_nodepool(weight=1000)), ["spec.weight", "1-100"]),
-    ("nodepool-weight-0", yaml.safe_dump(_nodepool(weight=0)), ["spec.weight", "1-100"]),
+    ("nodepool-weight-1000", yaml.safe_dump(_nodepool(weight=1000)), ["spec.weight", "maximum of 100"]),
+    ("nodepool-weight-0", yaml.safe_dump(_nodepool(weight=0)), ["spec.weight", "minimum of 1"]),
     ("nodepool-gpu-limit-fraction", yaml.safe_dump(_nodepool(limits={"nvidia.com/gpu": "0.5"})),
      ["spec.limits.nvidia.com/gpu", "integer"]),
     ("gpu-request-fraction", _with_requests({"cpu": "1", "nvidia.com/gpu": "0.5"}),
      ["resources.requests.nvidia.com/gpu", "integer"]),
     ("nodeoverlay-price-inf", yaml.safe_dump({"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay",
-                                              "metadata": {"name": "o"}, "spec": {"price": "inf"}}), ["spec.price"]),
+                                              "metadata": {"name": "o"}, "spec": {"price": "inf", "requirements": []}}),
+     ["spec.price"]),
     ("deployment-twice-different", yaml.safe_dump_all([_deployment(), _deployment(replicas=5)]),
      ["metadata.name", "twice with different specs"]),
 ]

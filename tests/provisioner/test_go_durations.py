@@ -13,8 +13,11 @@ LIMIT = "2562047h47m16.854775807s"
 
 
 def _pool(disruption: dict) -> dict:
+    """Valid but for the one duration under test (the CRD requires consolidateAfter with budgets)."""
+    ref = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "d"}
     return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "p"},
-            "spec": {"template": {"spec": {"nodeClassRef": {"name": "d"}}}, "disruption": disruption}}
+            "spec": {"template": {"spec": {"nodeClassRef": ref, "requirements": []}},
+                     "disruption": {"consolidateAfter": "0s", **disruption}}}
 
 
 @pytest.mark.parametrize("disruption, path", [

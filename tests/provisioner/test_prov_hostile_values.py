@@ -10,8 +10,9 @@ import yaml
 from provisioner.cli import main as provisioner_main
 from tests.hostile.corpus import _deployment, _nodepool
 
-NODECLASS = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
-             "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}}
+from tests.provisioner.prov_builders import nodeclass
+
+NODECLASS = nodeclass()  # a valid EC2NodeClass: each test's point is the one bad value
 
 
 def _simulate(tmp_path, capsys, docs, *extra) -> tuple[int, str, str]:
@@ -45,7 +46,8 @@ def test_whole_gpu_request_and_fractional_cpu_are_read(tmp_path, capsys):
 def test_nodepool_weight_outside_1_to_100_is_refused(tmp_path, capsys, weight):
     """pkg/apis/v1/nodepool.go: Weight has Minimum 1 and Maximum 100 (the API server refuses more)."""
     rc, _, err = _simulate(tmp_path, capsys, [_nodepool(weight=weight), NODECLASS, _deployment()])
-    assert rc == 2 and "spec.weight" in err and "1-100" in err
+    # The CRD's bounds (minimum 1, maximum 100), in the one validator's words.
+    assert rc == 2 and "spec.weight" in err and ("minimum of 1" in err or "maximum of 100" in err)
 
 
 def test_same_deployment_twice_with_different_specs_is_refused(tmp_path, capsys):

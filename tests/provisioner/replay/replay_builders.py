@@ -1,6 +1,8 @@
 """Builders for replay tests: one m5 on-demand NodePool, workloads, traces, and running the command."""
 from __future__ import annotations
 
+from tests.provisioner.prov_builders import nodeclass as prov_nodeclass
+
 import json
 
 import yaml
@@ -9,8 +11,8 @@ from provisioner.cli import main
 
 
 def nodeclass(name="default"):
-    return {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name},
-            "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}}
+    """A valid EC2NodeClass (the replay judges its inputs as the API server would)."""
+    return prov_nodeclass(name)
 
 
 def nodepool(name="default", policy="WhenEmptyOrUnderutilized", after="30s", budgets=None, expire=None, grace=None,

@@ -279,7 +279,7 @@ def test_the_replayed_cluster_as_objects_reads_back_into_the_same_consolidation_
     run.run()
     wall = datetime(2026, 1, 5, 1, 0, 31)
     objects = [o for o, _ in run.karpenter] + cluster_objects(run.cluster, run.pool_specs, [], set(), 3631.0, wall)
-    result = consolidate(load_snapshot(objects), now=wall)
+    result = consolidate(load_snapshot(objects, judged=True), now=wall)  # the replay's own NodeClaims
     [action] = result.actions
     assert action.kind == "replace" and action.nodes == ["default-00001"]
     assert action.replacement.instance_type == "m5.xlarge"
