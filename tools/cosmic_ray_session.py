@@ -104,9 +104,10 @@ def report(sessions: list[str], cwd: str = ".") -> int:
 
 # Tests that exercise the config models without a Pulumi mock run (tools.mutation_fast drops those);
 # the direct model tests first, so `-x` stops a killed mutant within a second or two of the imports.
-TESTS = ["tests/test_config_model_rules.py", "tests/test_known_values_upstream.py", "tests/test_builder_manifests.py",
-         "tests/test_config_validation.py", "tests/test_config_coverage_rules.py", "tests/test_config_trailing_newline.py",
-         "tests/test_nodepools.py", "tests/test_nodeclasses.py"]
+TESTS = ["tests/components/config/test_model_rules.py", "tests/components/config/test_known_values_upstream.py",
+         "tests/components/test_builder_manifests.py", "tests/components/config/test_validation.py",
+         "tests/components/config/test_coverage_rules.py", "tests/components/config/test_trailing_newline.py",
+         "tests/components/test_nodepools.py", "tests/components/test_nodeclasses.py"]
 
 
 def run(modules: list[str], sample_size: int = 0) -> int:

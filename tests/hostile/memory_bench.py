@@ -1,7 +1,7 @@
 """`python -m tests.hostile.memory_bench NODES DEPLOYMENTS [--trace]`: peak memory of one plan over
 NODES existing nodes and DEPLOYMENTS Deployments with a preferred zone anti-affinity, each with a
 running replica in every zone and one pending (the input that grew the advisor past 1 Gi; the
-objects of tests/provisioner/test_prov_memory.py). Prints the plan time, VmHWM (peak RSS) and,
+objects of tests/provisioner/scheduling/test_memory.py). Prints the plan time, VmHWM (peak RSS) and,
 with --trace, tracemalloc's peak."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 import tracemalloc
 
 from provisioner import api
-from tests.provisioner.test_prov_memory import _objects
+from tests.provisioner.scheduling.test_memory import _objects
 
 
 def main(argv: list[str]) -> int:
