@@ -10,7 +10,7 @@ kube-controller-manager): healthy = matching pods bound to Ready nodes, expected
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from datetime import datetime, timedelta
 
@@ -20,7 +20,11 @@ from ..quantity import format_resources
 
 # One pass of the disruption controller, the documented pure function (provisioner/README.md).
 from ..disruption.controller import disruption_pass as _pass_api
-from ..state.reader import load_cluster
+from ..loader.fields import Ctx
+from ..loader.pods import MAX_PODS, load_pod
+from ..loader.provisionable import pod_reason
+from ..loader.storage import volume_refs
+from ..state.reader import load_cluster, load_pod_info
 
 REASON_DRIFTED = "Drifted"
 
@@ -87,13 +91,14 @@ def any_consolidatable(cluster, pools: dict, now: float) -> bool:
 
 
 def disruption_pass(cluster, pools: dict, pdbs: list, drifted: set, now_s: float, wall, catalog, region, zones,
-                    spot_discount, spot_to_spot, objects=()) -> Command | None:
+                    spot_discount, spot_to_spot, objects=(), pod_cache: dict | None = None) -> Command | None:
     """One pass of the disruption controller at replay time `now_s` (wall clock `wall`, for
     scheduled budgets): the command it starts, or None. `objects`: the NodePools, EC2NodeClasses,
-    NodeOverlays and DaemonSets as given (read by the disruption API, when it is there)."""
+    NodeOverlays and DaemonSets as given (read by the disruption API, when it is there).
+    `pod_cache`: a dict kept across the passes of one replay (see load_state)."""
     if not drifted and not any_consolidatable(cluster, pools, now_s):
         return None  # every candidate would fail the Consolidatable check: the pass finds nothing
-    state = load_cluster(list(objects) + cluster_objects(cluster, pools, pdbs, drifted, now_s, wall))
+    state = load_state(cluster, pools, pdbs, drifted, now_s, wall, objects, pod_cache)
     result = _pass_api(state, catalog, wall, region=region, zones=tuple(zones), spot_discount=spot_discount,
                        spot_to_spot=spot_to_spot)
     if not result.commands:
@@ -119,7 +124,70 @@ def _pod_object(pod, node_name: str | None) -> dict:
             "status": {"phase": "Running" if node_name else "Pending"}}
 
 
-def cluster_objects(cluster, pools: dict, pdbs: list, drifted: set, now: float, wall: datetime) -> list:
+def load_state(cluster, pools: dict, pdbs: list, drifted: set, now: float, wall: datetime, objects=(),
+               pod_cache: dict | None = None):
+    """load_cluster over `objects` and cluster_objects, the same state.Cluster, reading each pod's
+    object once per replay instead of once per pass: a pod's object differs between passes only by
+    spec.nodeName and status.phase, which the readers turn into node_name and its bound/pending
+    list alone. A pod's cached models are reused only while its object (without those two keys) is
+    equal to the one they were read from; pods with volumes (whose models the loader's volume step
+    rewrites), Namespaces among the objects, or a pod count at the loader's ceiling take the plain
+    path, as does pod_cache None."""
+    objects = list(objects)
+    plain = (pod_cache is None or len(cluster.pods) >= MAX_PODS
+             or any(isinstance(o, dict) and o.get("kind") in ("Namespace", "List", "Pod") for o in objects))
+    if plain:
+        return load_cluster(objects + cluster_objects(cluster, pools, pdbs, drifted, now, wall))
+    entries = []
+    for pod in cluster.pods.values():
+        base = _pod_object(pod, None)
+        entry = pod_cache.get(pod.name)
+        if entry is None or entry[0] != base:
+            entry = _read_pod(base)
+            pod_cache[pod.name] = entry
+        if entry[1] is None:  # volumes: the loader's volume step must see it
+            return load_cluster(objects + cluster_objects(cluster, pools, pdbs, drifted, now, wall))
+        entries.append((entry, pod.node))
+    state = load_cluster(objects + cluster_objects(cluster, pools, pdbs, drifted, now, wall, pods=False))
+    inputs = state.inputs
+    node_names = {n.name for n in inputs.nodes}
+    by_name = {n.name: n for n in state.nodes}
+    # load_objects' order: each pod in object order, then the warning for pods on missing nodes.
+    missing = []
+    for (_, model, info, reason), node in entries:
+        if node:
+            if node in node_names:
+                inputs.bound_pods.append(replace(model, node_name=node))
+            else:
+                missing.append(f"pod {model.name} is bound to node {node}, which is not in the input; ignored")
+        elif reason is not None:
+            inputs.ignored.append((model.name, reason))
+        else:
+            inputs.pods.append(replace(model))
+        info = replace(info, node_name=node or None)
+        state.pods.append(info)
+        if info.node_name and info.node_name in by_name:
+            by_name[info.node_name].pods.append(info)
+    inputs.warnings.extend(missing)
+    if len(pod_cache) > 2 * len(cluster.pods) + 1000:  # forget pods long gone
+        for name in [n for n in pod_cache if n not in cluster.pods]:
+            del pod_cache[name]
+    return state
+
+
+def _read_pod(base: dict) -> tuple:
+    """(object, Pod model, PodInfo, why it is not provisioned for when pending) of a pod's object
+    without spec.nodeName, as load_objects and load_cluster read it; the models None when it has
+    volumes."""
+    meta = base["metadata"]
+    ctx = Ctx(None, "Pod", f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else str(meta["name"]))
+    if volume_refs(ctx, base.get("spec"), "spec"):
+        return (base, None, None, None)
+    return (base, load_pod(base, ctx, {}), load_pod_info(base, ctx), pod_reason(base))
+
+
+def cluster_objects(cluster, pools: dict, pdbs: list, drifted: set, now: float, wall: datetime,
+                    pods: bool = True) -> list:
     """The replayed nodes, NodeClaims, pods and PDBs as the Kubernetes objects the disruption
     API reads (`kubectl get -o yaml` shapes), with the conditions its NodeClaim controllers would
     have set: Consolidatable once consolidateAfter has passed since the last pod event, Drifted."""
@@ -154,7 +222,7 @@ def cluster_objects(cluster, pools: dict, pdbs: list, drifted: set, now: float, 
         if n.deleting or n.disrupting:
             claim["metadata"]["deletionTimestamp"] = _stamp(wall, 0)
         out.append(claim)
-    for pod in cluster.pods.values():
+    for pod in cluster.pods.values() if pods else ():
         out.append(_pod_object(pod, pod.node))
     ready = {n.name for n in cluster.nodes.values() if n.ready}
     alive = list(cluster.pods.values())
