@@ -95,7 +95,7 @@ def any_consolidatable(cluster, pools: dict, now: float) -> bool:
 
 class PassCache:
     """What the disruption passes of one replay keep between them: each pod's object as last read
-    with the models read from it (load_state), and the inputs of the last pass that found nothing.
+    with the models read from it (_pod_entries), and the inputs of the last pass that found nothing.
 
     A pass is a pure function of what it reads (the objects, the pods and their bindings, the
     Consolidatable and Drifted conditions, the PDBs' status, which scheduled budgets are active at
@@ -121,7 +121,7 @@ def disruption_pass(cluster, pools: dict, pdbs: list, drifted: set, now_s: float
         return None  # every candidate would fail the Consolidatable check: the pass finds nothing
     objects = list(objects)
     entries = _pod_entries(cluster, objects, cache)
-    if entries is None:
+    if entries is None or cache is None:
         state, key = load_cluster(objects + cluster_objects(cluster, pools, pdbs, drifted, now_s, wall)), None
     else:
         rest = cluster_objects(cluster, pools, pdbs, drifted, now_s, wall, pods=False)
@@ -129,7 +129,7 @@ def disruption_pass(cluster, pools: dict, pdbs: list, drifted: set, now_s: float
         if key is not None and key == cache.quiet:
             cache.skipped += 1
             return None
-        state = _assemble(load_cluster(objects + rest), entries, cluster, cache)
+        state = _assemble(load_cluster(objects + rest), entries)
     result = _pass_api(state, catalog, wall, region=region, zones=tuple(zones), spot_discount=spot_discount,
                        spot_to_spot=spot_to_spot)
     if cache is not None:
@@ -199,7 +199,7 @@ def _pod_entries(cluster, objects: list, cache: PassCache | None) -> list | None
     return entries
 
 
-def _assemble(state, entries: list, cluster, cache: PassCache):
+def _assemble(state, entries: list):
     """The state.Cluster load_cluster reads from the objects and the pods' objects, from its read
     of the objects without pods and the pods' cached reads, in load_objects' order (each pod in
     object order, then the warnings for pods on missing nodes)."""
@@ -223,18 +223,6 @@ def _assemble(state, entries: list, cluster, cache: PassCache):
             by_name[info.node_name].pods.append(info)
     inputs.warnings.extend(missing)
     return state
-
-
-def load_state(cluster, pools: dict, pdbs: list, drifted: set, now: float, wall: datetime, objects=(),
-               cache: PassCache | None = None):
-    """The state.Cluster a pass reads: load_cluster over `objects` and cluster_objects, with the
-    pods' reads taken from `cache` when it can be (the same Cluster either way)."""
-    objects = list(objects)
-    entries = _pod_entries(cluster, objects, cache)
-    if entries is None:
-        return load_cluster(objects + cluster_objects(cluster, pools, pdbs, drifted, now, wall))
-    return _assemble(load_cluster(objects + cluster_objects(cluster, pools, pdbs, drifted, now, wall, pods=False)),
-                     entries, cluster, cache)
 
 
 def _copy(model, node_name):
