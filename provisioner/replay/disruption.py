@@ -9,7 +9,9 @@ kube-controller-manager): healthy = matching pods bound to Ready nodes, expected
 """
 from __future__ import annotations
 
+import json
 import math
+import re
 from dataclasses import dataclass, field
 
 from datetime import datetime, timedelta
@@ -19,8 +21,13 @@ from ..disruption.snapshot import PodInfo
 from ..quantity import format_resources
 
 # One pass of the disruption controller, the documented pure function (provisioner/README.md).
+from ..disruption.budgets import budget_active
 from ..disruption.controller import disruption_pass as _pass_api
-from ..state.reader import load_cluster
+from ..loader.fields import Ctx
+from ..loader.pods import MAX_PODS, load_pod
+from ..loader.provisionable import pod_reason
+from ..loader.storage import volume_refs
+from ..state.reader import load_cluster, load_pod_info
 
 REASON_DRIFTED = "Drifted"
 
@@ -86,21 +93,69 @@ def any_consolidatable(cluster, pools: dict, now: float) -> bool:
     return False
 
 
+class PassCache:
+    """What the disruption passes of one replay keep between them: each pod's object as last read
+    with the models read from it (_pod_entries), and the inputs of the last pass that found nothing.
+
+    A pass is a pure function of what it reads (the objects, the pods and their bindings, the
+    Consolidatable and Drifted conditions, the PDBs' status, which scheduled budgets are active at
+    its time); when all of that equals what the last pass that found nothing read, this pass finds
+    nothing too and is skipped (upstream's controller likewise acts on state changes). `skip`
+    False runs every pass (the tests compare both)."""
+
+    def __init__(self, skip: bool = True):
+        self.pods: dict = {}  # pod name -> (object without nodeName, Pod, PodInfo, pending reason)
+        self.skip = skip
+        self.quiet = None  # the inputs of the last pass that found nothing
+        self.passes = 0  # passes that ran the disruption API
+        self.skipped = 0  # passes skipped as unchanged
+
+
 def disruption_pass(cluster, pools: dict, pdbs: list, drifted: set, now_s: float, wall, catalog, region, zones,
-                    spot_discount, spot_to_spot, objects=()) -> Command | None:
+                    spot_discount, spot_to_spot, objects=(), cache: PassCache | None = None) -> Command | None:
     """One pass of the disruption controller at replay time `now_s` (wall clock `wall`, for
     scheduled budgets): the command it starts, or None. `objects`: the NodePools, EC2NodeClasses,
-    NodeOverlays and DaemonSets as given (read by the disruption API, when it is there)."""
+    NodeOverlays and DaemonSets as given (read by the disruption API, when it is there).
+    `cache`: kept across the passes of one replay (PassCache); None reads everything afresh."""
     if not drifted and not any_consolidatable(cluster, pools, now_s):
         return None  # every candidate would fail the Consolidatable check: the pass finds nothing
     # The user's objects were judged when the replay read them; the rest are the replay's own.
-    state = load_cluster(list(objects) + cluster_objects(cluster, pools, pdbs, drifted, now_s, wall), judged=True)
+    objects = list(objects)
+    entries = _pod_entries(cluster, objects, cache)
+    if entries is None or cache is None:
+        state, key = load_cluster(objects + cluster_objects(cluster, pools, pdbs, drifted, now_s, wall),
+                                  judged=True), None
+    else:
+        rest = cluster_objects(cluster, pools, pdbs, drifted, now_s, wall, pods=False)
+        key = _inputs_key(objects, rest, entries, pools, wall) if cache.skip else None
+        if key is not None and key == cache.quiet:
+            cache.skipped += 1
+            return None
+        state = _assemble(load_cluster(objects + rest, judged=True), entries)
     result = _pass_api(state, catalog, wall, region=region, zones=tuple(zones), spot_discount=spot_discount,
                        spot_to_spot=spot_to_spot)
+    if cache is not None:
+        cache.passes += 1
+        cache.quiet = key if not result.commands else None
     if not result.commands:
         return None
     cmd = result.commands[0]
     return Command(cmd.reason, list(cmd.candidates), [("api", r) for r in cmd.replacements])
+
+
+_DELETION = re.compile(r'"deletionTimestamp": "[^"]*"')
+
+
+def _inputs_key(objects: list, rest: list, entries: list, pools: dict, wall: datetime) -> tuple:
+    """Everything a pass reads, comparable across passes. Of the time stamps in the objects only
+    deletionTimestamp moves with the pass's time, and the readers take only its presence
+    (lastPodEventTime and the Drifted lastTransitionTime are fixed instants); the rest of the
+    pass's time is which scheduled budgets are active (Budget.IsActive, budgets.budget_active)."""
+    given = json.dumps(objects, sort_keys=True, default=str)
+    state = _DELETION.sub('"deletionTimestamp": ""', json.dumps(rest, sort_keys=True, default=str))
+    pods = tuple((id(entry), node) for entry, node in entries)  # entries live in the cache while compared
+    windows = tuple(budget_active(b, wall) for spec in pools.values() for b in spec.budgets)
+    return (given, state, pods, windows)
 
 
 def _stamp(wall: datetime, seconds_ago: float) -> str:
@@ -120,7 +175,80 @@ def _pod_object(pod, node_name: str | None) -> dict:
             "status": {"phase": "Running" if node_name else "Pending"}}
 
 
-def cluster_objects(cluster, pools: dict, pdbs: list, drifted: set, now: float, wall: datetime) -> list:
+def _pod_entries(cluster, objects: list, cache: PassCache | None) -> list | None:
+    """(cached read of the pod's object, its node) per pod in the cluster's order, or None when
+    the pass must read every object afresh: no cache, Namespaces or lists among the objects (they
+    change how pods are read), a pod count at the loader's ceiling, or a pod with volumes (the
+    loader's volume step rewrites its model). A pod's cached read is reused only while its object
+    (without spec.nodeName and status.phase, which the readers turn into node_name and the
+    bound/pending list alone) equals the one it was read from."""
+    if (cache is None or len(cluster.pods) >= MAX_PODS
+            or any(isinstance(o, dict) and o.get("kind") in ("Namespace", "List", "Pod") for o in objects)):
+        return None
+    entries = []
+    for pod in cluster.pods.values():
+        base = _pod_object(pod, None)
+        entry = cache.pods.get(pod.name)
+        if entry is None or entry[0] != base:
+            entry = _read_pod(base)
+            cache.pods[pod.name] = entry
+        if entry[1] is None:
+            return None
+        entries.append((entry, pod.node))
+    if len(cache.pods) > 2 * len(cluster.pods) + 1000:  # forget pods long gone
+        for name in [n for n in cache.pods if n not in cluster.pods]:
+            del cache.pods[name]
+    return entries
+
+
+def _assemble(state, entries: list):
+    """The state.Cluster load_cluster reads from the objects and the pods' objects, from its read
+    of the objects without pods and the pods' cached reads, in load_objects' order (each pod in
+    object order, then the warnings for pods on missing nodes)."""
+    inputs = state.inputs
+    node_names = {n.name for n in inputs.nodes}
+    by_name = {n.name: n for n in state.nodes}
+    missing = []
+    for (_, model, info, reason), node in entries:
+        if node:
+            if node in node_names:
+                inputs.bound_pods.append(_copy(model, node))
+            else:
+                missing.append(f"pod {model.name} is bound to node {node}, which is not in the input; ignored")
+        elif reason is not None:
+            inputs.ignored.append((model.name, reason))
+        else:
+            inputs.pods.append(_copy(model, None))
+        info = _copy(info, node or None)
+        state.pods.append(info)
+        if info.node_name and info.node_name in by_name:
+            by_name[info.node_name].pods.append(info)
+    inputs.warnings.extend(missing)
+    return state
+
+
+def _copy(model, node_name):
+    """A fresh copy of a cached pod model bound to `node_name` (each pass gets its own objects,
+    as a fresh read gives; dataclasses.replace costs several times more)."""
+    out = object.__new__(type(model))
+    out.__dict__.update(model.__dict__)
+    out.node_name = node_name
+    return out
+
+
+def _read_pod(base: dict) -> tuple:
+    """(object, Pod model, PodInfo, why it is not provisioned for when pending) of a pod's object
+    without spec.nodeName, as load_objects and load_cluster read it; the models None when it has
+    volumes."""
+    meta = base["metadata"]
+    ctx = Ctx(None, "Pod", f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else str(meta["name"]))
+    if volume_refs(ctx, base.get("spec"), "spec"):
+        return (base, None, None, None)
+    return (base, load_pod(base, ctx, {}), load_pod_info(base, ctx), pod_reason(base))
+
+
+def cluster_objects(cluster, pools: dict, pdbs: list, drifted: set, now: float, wall: datetime,
+                    pods: bool = True) -> list:
     """The replayed nodes, NodeClaims, pods and PDBs as the Kubernetes objects the disruption
     API reads (`kubectl get -o yaml` shapes), with the conditions its NodeClaim controllers would
     have set: Consolidatable once consolidateAfter has passed since the last pod event, Drifted."""
@@ -155,7 +283,7 @@ def cluster_objects(cluster, pools: dict, pdbs: list, drifted: set, now: float, 
         if n.deleting or n.disrupting:
             claim["metadata"]["deletionTimestamp"] = _stamp(wall, 0)
         out.append(claim)
-    for pod in cluster.pods.values():
+    for pod in cluster.pods.values() if pods else ():
         out.append(_pod_object(pod, pod.node))
     ready = {n.name for n in cluster.nodes.values() if n.ready}
     alive = list(cluster.pods.values())

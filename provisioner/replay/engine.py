@@ -37,7 +37,7 @@ from ..loader import load_objects
 from ..loader.fields import Ctx
 from .clock import CLUSTER, DISRUPT, PROVISION, SCHEDULE, TRACE, Clock
 from .cluster import Cluster, SimNode, SimPod
-from .disruption import PdbSpec, disruption_pass, pod_info, pdb_status
+from .disruption import PassCache, PdbSpec, disruption_pass, pod_info, pdb_status
 from .metrics import Disruption, Metrics
 from .trace import Trace
 from .workloads import Workload, key_of, load_workload
@@ -121,6 +121,7 @@ class Replay:
         self.validating = False
         self.last_mark = 0.0  # when the cluster was last marked unconsolidated
         self.consolidated_mark = None  # last_mark when a pass last found nothing (lastConsolidationState)
+        self.pass_cache = PassCache()  # what the disruption passes keep between them
         self._load(list(objects), list(origins) if origins else [None] * len(objects))
 
     # -- set-up -----------------------------------------------------------------------------------
@@ -551,7 +552,7 @@ class Replay:
         wall = (self.o.start + timedelta(seconds=now)).replace(tzinfo=None)
         cmd = disruption_pass(self.cluster, self.pool_specs, list(self.pdbs.values()), self.drifted, now, wall,
                               self.catalog, self.o.region, self.o.zones, self.o.spot_discount, self.o.spot_to_spot,
-                              [o for o, _ in self.karpenter] + self.daemonset_objs)
+                              [o for o, _ in self.karpenter] + self.daemonset_objs, cache=self.pass_cache)
         if cmd is None:
             self.consolidated_mark = self.last_mark  # markConsolidated
             self._wake_at_budget_boundary(now)
