@@ -12,7 +12,7 @@ from provisioner.replay.disruption import PassCache, disruption_pass
 from provisioner.replay.engine import Options, Replay
 from provisioner.replay.trace import parse_trace
 
-from replay_builders import cronjob, deployment, job, nodeclass, nodepool, pdb
+from tests.provisioner.replay.replay_builders import cronjob, deployment, job, nodeclass, nodepool, pdb
 
 NAMES = st.sampled_from(["web", "api", "etl"])
 
