@@ -85,6 +85,15 @@ def _mapping(value: Any, path: str, where: str | None, obj: str) -> dict:
     return dict(value)
 
 
+def _named(obj: Mapping, kind: str, where: str | None) -> tuple[dict, str, str]:
+    """(metadata, name, label for errors) of an object that must have a metadata.name."""
+    meta = _mapping(obj.get("metadata"), "metadata", where, kind)
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise InputError("missing", origin=where, obj=kind, path="metadata.name")
+    return meta, name, f'{kind} "{name}"'
+
+
 def _string_map(value: Any, path: str, where: str | None, obj: str) -> dict:
     result = _mapping(value, path, where, obj)
     for key, item in result.items():
@@ -183,11 +192,7 @@ def _requirements(raw: Any, where, obj) -> tuple[list, list]:
 
 
 def read_nodepool(obj: Mapping, where: str | None) -> NodePool:
-    meta = _mapping(obj.get("metadata"), "metadata", where, "NodePool")
-    name = meta.get("name")
-    if not isinstance(name, str) or not name:
-        raise InputError("missing", origin=where, obj="NodePool", path="metadata.name")
-    label = f'NodePool "{name}"'
+    meta, name, label = _named(obj, "NodePool", where)
     spec = _mapping(obj.get("spec"), "spec", where, label)
     template = _mapping(spec.get("template"), "spec.template", where, label)
     tmeta = _mapping(template.get("metadata"), "spec.template.metadata", where, label)
@@ -240,11 +245,7 @@ def resolved_ami_family(spec: Mapping) -> str | None:
 
 
 def read_nodeclass(obj: Mapping, where: str | None) -> NodeClass:
-    meta = _mapping(obj.get("metadata"), "metadata", where, "EC2NodeClass")
-    name = meta.get("name")
-    if not isinstance(name, str) or not name:
-        raise InputError("missing", origin=where, obj="EC2NodeClass", path="metadata.name")
-    label = f'EC2NodeClass "{name}"'
+    meta, name, label = _named(obj, "EC2NodeClass", where)
     spec = _mapping(obj.get("spec"), "spec", where, label)
     for key in ("tags", "kubelet", "metadataOptions", "placementGroupSelector", "cpuOptions", "connectionTracking"):
         _mapping(spec.get(key), f"spec.{key}", where, label)
@@ -317,11 +318,7 @@ def read_snapshot(objects: Sequence[Any], origins: Sequence[str] | None,
         kind = obj.get("kind")
         if kind not in ("Node", "NodeClaim"):
             continue
-        meta = _mapping(obj.get("metadata"), "metadata", where, kind)
-        name = meta.get("name")
-        if not isinstance(name, str) or not name:
-            raise InputError("missing", origin=where, obj=kind, path="metadata.name")
-        label = f'{kind} "{name}"'
+        meta, name, label = _named(obj, kind, where)
         labels = _string_map(meta.get("labels"), "metadata.labels", where, label)
         annotations = _string_map(meta.get("annotations"), "metadata.annotations", where, label)
         spec = _mapping(obj.get("spec"), "spec", where, label)
