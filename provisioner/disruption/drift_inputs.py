@@ -265,23 +265,19 @@ def read_nodeclass(obj: Mapping, where: str | None) -> NodeClass:
 def read_manifests(objects: Sequence[Any], origins: Sequence[str] | None = None
                    ) -> tuple[dict[str, NodePool], dict[str, NodeClass]]:
     """NodePools and EC2NodeClasses by name; other kinds (and kind-less documents) are ignored."""
-    pools: dict[str, NodePool] = {}
-    classes: dict[str, NodeClass] = {}
+    readers = {"NodePool": (NODEPOOL_API, read_nodepool), "EC2NodeClass": (NODECLASS_API, read_nodeclass)}
+    found: dict[str, dict[str, Any]] = {kind: {} for kind in readers}
     for obj, where in _expand(objects, origins):
         kind = obj.get("kind")
-        if kind == "NodePool":
-            _api(obj, NODEPOOL_API, where)
-            pool = read_nodepool(obj, where)
-            if pool.name in pools:
-                raise InputError("defined twice", origin=where, obj=f'NodePool "{pool.name}"')
-            pools[pool.name] = pool
-        elif kind == "EC2NodeClass":
-            _api(obj, NODECLASS_API, where)
-            nodeclass = read_nodeclass(obj, where)
-            if nodeclass.name in classes:
-                raise InputError("defined twice", origin=where, obj=f'EC2NodeClass "{nodeclass.name}"')
-            classes[nodeclass.name] = nodeclass
-    return pools, classes
+        if not isinstance(kind, str) or kind not in readers:
+            continue
+        api, read = readers[kind]
+        _api(obj, api, where)
+        item = read(obj, where)
+        if item.name in found[kind]:
+            raise InputError("defined twice", origin=where, obj=f'{kind} "{item.name}"')
+        found[kind][item.name] = item
+    return found["NodePool"], found["EC2NodeClass"]
 
 
 def _api(obj: Mapping, expected: str, where) -> None:
