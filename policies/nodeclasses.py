@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from .iam import node_roles
 from .model import NODECLASS, UNKNOWN, Resource, Stack, Violation, contains_unknown
@@ -16,6 +16,14 @@ def _classes(stack: Stack) -> list[Resource]:
     return stack.of_type(NODECLASS)
 
 
+def _known_specs(stack: Stack, key: str) -> Iterator[tuple[Resource, Any]]:
+    """Each EC2NodeClass with its spec.<key>, passing over those whose value is unknown at preview."""
+    for node_class in _classes(stack):
+        value = node_class.prop("spec", key)
+        if value is not UNKNOWN:
+            yield node_class, value
+
+
 @policy(
     "nodeclass-imdsv2-hop-limit-1",
     """Every EC2NodeClass requires IMDSv2 (httpTokens: required) with httpPutResponseHopLimit 1:
@@ -24,10 +32,7 @@ def _classes(stack: Stack) -> list[Resource]:
     group="EC2NodeClass",
 )
 def imdsv2(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
-    for node_class in _classes(stack):
-        options = node_class.prop("spec", "metadataOptions")
-        if options is UNKNOWN:
-            continue
+    for node_class, options in _known_specs(stack, "metadataOptions"):
         if not isinstance(options, Mapping):
             yield Violation(node_class.urn, f"{node_class.label} sets no spec.metadataOptions; set httpTokens: required "
                                             "and httpPutResponseHopLimit: 1 (Karpenter's default hop limit is 1, but say so)")
@@ -49,10 +54,7 @@ def imdsv2(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
     group="EC2NodeClass",
 )
 def root_volume_encrypted(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
-    for node_class in _classes(stack):
-        mappings = node_class.prop("spec", "blockDeviceMappings")
-        if mappings is UNKNOWN:
-            continue
+    for node_class, mappings in _known_specs(stack, "blockDeviceMappings"):
         if not isinstance(mappings, list) or not mappings:
             yield Violation(node_class.urn, f"{node_class.label} declares no blockDeviceMappings, so the root volume "
                                             "takes the AMI's settings; declare it with ebs.encrypted: true")
@@ -106,10 +108,7 @@ def role_has_access_entry(stack: Stack, config: Mapping[str, Any]) -> Iterable[V
     roles = node_roles(stack)
     if roles.unresolved_entries:
         return  # an access entry's principal is not known yet
-    for node_class in _classes(stack):
-        role = node_class.prop("spec", "role")
-        if role is UNKNOWN:
-            continue
+    for node_class, role in _known_specs(stack, "role"):
         if not isinstance(role, str) or not role:
             profile = node_class.prop("spec", "instanceProfile")
             what = f"instanceProfile {profile}" if isinstance(profile, str) else "no role"

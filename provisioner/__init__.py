@@ -11,8 +11,9 @@ scheduler (about half a second). Outside the package only these names are used.
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from . import lazy
 
 _EXPORTS = {
     "simulate": ".api", "simulate_inputs": ".api", "load_objects": ".loader", "InputError": ".errors",
@@ -42,12 +43,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    return lazy.load(globals(), _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

@@ -1,12 +1,12 @@
 """The public entry point: Kubernetes object dicts in, a provisioning plan out."""
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from kubefacts import labels as L
 
+from . import lazy
 from .catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, shipped_catalog
 from .loader import MAX_PODS, load_objects
 from .models import NodeClass
@@ -27,12 +27,7 @@ __all__ = [  # noqa: F822 - the disruption names load on first use (__getattr__ 
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __package__), name)
-    globals()[name] = value
-    return value
+    return lazy.load(globals(), _LAZY, name)
 
 
 def simulate(objects: Iterable[Mapping], catalog=None, region: str = DEFAULT_REGION,

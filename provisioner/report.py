@@ -24,6 +24,15 @@ def _pods(names: list) -> str:
     return shown + (f" (+{len(names) - MAX_POD_NAMES} more)" if len(names) > MAX_POD_NAMES else "")
 
 
+def _by_reason(title: str, items: list) -> list:
+    """A section of pods (items with .pod and .reason) grouped by reason, in first-seen order."""
+    lines = [title]
+    for reason in Counter(item.reason for item in items):
+        lines.append(f"  {_pods([item.pod for item in items if item.reason == reason])}")
+        lines.append(f"    why: {reason}")
+    return lines + [""]
+
+
 def _column(nodeclaims, name: str) -> list:
     """`requests/allocatable` per NodeClaim, the whole column in one unit."""
     values = format_common(name, [m for nc in nodeclaims for m in (nc.requests.get(name, 0), nc.allocatable.get(name, 0))])
@@ -152,20 +161,10 @@ def render_table(result: SimulationResult) -> str:
             out.append(f"  {node}: {_pods(pods)}")
         out.append("")
     if result.unschedulable:
-        out.append(f"Unschedulable pods ({len(result.unschedulable)}):")
-        by_reason = Counter(u.reason for u in result.unschedulable)
-        for reason in by_reason:
-            names = [u.pod for u in result.unschedulable if u.reason == reason]
-            out.append(f"  {_pods(names)}")
-            out.append(f"    why: {reason}")
-        out.append("")
+        out.extend(_by_reason(f"Unschedulable pods ({len(result.unschedulable)}):", result.unschedulable))
     if result.ignored:
-        out.append(f"Ignored pods, Karpenter does not provision for them ({len(result.ignored)}):")
-        by_reason = Counter(i.reason for i in result.ignored)
-        for reason in by_reason:
-            out.append(f"  {_pods([i.pod for i in result.ignored if i.reason == reason])}")
-            out.append(f"    why: {reason}")
-        out.append("")
+        out.extend(_by_reason(f"Ignored pods, Karpenter does not provision for them ({len(result.ignored)}):",
+                              result.ignored))
     if result.rounds > 1:
         out.append(f"Provisioning rounds: {result.rounds} (NodeClaims deferred by NodePool limits launch in later rounds)")
     estimate = any(nc.price_is_estimate for nc in result.nodeclaims)

@@ -3,7 +3,6 @@ start now (JSON or a table). All I/O lives here; the semantics are in provisione
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime, timezone
 
@@ -12,7 +11,7 @@ from ..disruption.controller import consolidate
 from ..disruption.report import render_table
 from ..state.reader import load_cluster
 from ..manifests import read_paths
-from .simulate import add_input_arguments, load_catalog_arg, screened
+from .simulate import add_input_arguments, load_catalog_arg, screened, write_report
 
 
 def _time(text: str) -> datetime:
@@ -52,9 +51,5 @@ def run(args) -> int:
     gate = None if args.spot_to_spot is None else args.spot_to_spot == "on"
     result = consolidate(snap, catalog=catalog, region=args.region, zones=args.zones, spot_discount=args.spot_discount,
                          spot_to_spot=gate, now=args.at or datetime.now(timezone.utc).replace(tzinfo=None))
-    if args.output == "json":
-        json.dump(result.to_dict(), sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(render_table(result))
+    write_report(result, args.output, render_table)
     return 0

@@ -1,13 +1,12 @@
 """`provisioner drift`: read the before/after manifests (and a snapshot), print what drifts. All I/O here."""
 from __future__ import annotations
 
-import json
 import sys
 
 from ..cli import HELP
 from ..disruption.drift import DriftReport, drift
 from ..manifests import read_paths
-from .simulate import add_skip_invalid, screened
+from .simulate import add_skip_invalid, screened, write_report
 
 
 def register(subparsers) -> None:
@@ -36,11 +35,7 @@ def run(args) -> int:
         print(f"warning: {line}", file=sys.stderr)
     report = drift(before, after, snapshot, before_origins=before_origins, after_origins=after_origins,
                    snapshot_origins=snapshot_origins)
-    if args.output == "json":
-        json.dump(report.to_dict(), sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(render_table(report))
+    write_report(report, args.output, render_table)
     return 0
 
 

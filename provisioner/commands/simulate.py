@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from typing import Any, Callable
 
 from ..api import simulate
 from ..cli import HELP, bounded_int
@@ -55,6 +57,15 @@ def screened(objects, origins, args) -> tuple[list, list, list[str]]:
     object left out); otherwise the first invalid object ends the command (exit 2)."""
     kept, kept_origins, skipped = screen(objects, origins, skip_invalid=args.skip_invalid)
     return kept, list(kept_origins or []), skipped_lines(skipped)
+
+
+def write_report(report: Any, output: str, render_table: Callable[[Any], str]) -> None:
+    """Print a report (consolidate's, drift's): `-o json` its to_dict() indented, else its table."""
+    if output == "json":
+        json.dump(report.to_dict(), sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_table(report))
 
 
 def load_catalog_arg(args):

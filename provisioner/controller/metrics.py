@@ -45,6 +45,14 @@ class ReasonLabels:
         return OTHER
 
 
+def _replace(gauge: Gauge, values: Mapping[Any, float], *labels: str) -> None:
+    """Every series of a labelled gauge replaced by `values` (label value, or a tuple of them for
+    several labels -> value): series no longer present go away."""
+    gauge.clear()
+    for key, value in sorted(values.items()):
+        gauge.labels(**dict(zip(labels, key if isinstance(key, tuple) else (key,)))).set(value)
+
+
 class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None, clock: Callable[[], float] = time.time):
         self.registry = registry or CollectorRegistry()
@@ -105,9 +113,7 @@ class Metrics:
         reasons: dict[str, int] = defaultdict(int)
         for reason in unschedulable_reasons:
             reasons[self.reason_label(reason)] += 1
-        self.unschedulable_pods.clear()
-        for label, count in sorted(reasons.items()):
-            self.unschedulable_pods.labels(reason=label).set(count)
+        _replace(self.unschedulable_pods, reasons, "reason")
         cost: dict[str, float] = defaultdict(float)
         claims: dict[str, int] = defaultdict(int)
         for claim in nodeclaims:
@@ -121,9 +127,7 @@ class Metrics:
             self.nodepool_hourly_cost.labels(nodepool=pool).set(round(cost[pool], 6))
             self.nodepool_nodeclaims.labels(nodepool=pool).set(claims[pool])
             by_team[(teams or {}).get(pool) or NO_TEAM] += cost[pool]
-        self.team_hourly_cost.clear()
-        for team in sorted(by_team):
-            self.team_hourly_cost.labels(team=team).set(round(by_team[team], 6))
+        _replace(self.team_hourly_cost, {team: round(cost, 6) for team, cost in by_team.items()}, "team")
         self.plan_hourly_price.set(round(hourly_price, 6))
         self.last_plan.set(self.clock())
 
@@ -158,21 +162,15 @@ class ConsolidationMetrics:
     def observe(self, result: dict, causes: Iterable[str]) -> None:
         """Replace every consolidation gauge with `result` (the `consolidate -o json` shape plus
         `candidates`, method -> eligible nodes); `causes`: one per blocked node."""
-        self.candidates.clear()
-        for method, count in sorted((result.get("candidates") or {}).items()):
-            self.candidates.labels(method=method).set(count)
+        _replace(self.candidates, result.get("candidates") or {}, "method")
         nodes: dict = defaultdict(int)
         for action in result.get("actions") or []:
             nodes[(action["kind"], action["reason"])] += len(action["nodes"])
-        self.action_nodes.clear()
-        for (kind, reason), count in sorted(nodes.items()):
-            self.action_nodes.labels(kind=kind, reason=reason).set(count)
+        _replace(self.action_nodes, nodes, "kind", "reason")
         by_cause: dict = defaultdict(int)
         for cause in causes:
             by_cause[cause] += 1
-        self.blocked.clear()
-        for cause, count in sorted(by_cause.items()):
-            self.blocked.labels(cause=cause).set(count)
+        _replace(self.blocked, by_cause, "cause")
         self.savings.set(round(sum(a["savings_usd_hour"] for a in result.get("actions") or []), 6))
         summary = result.get("summary") or {}
         self.price.labels(when="before").set(summary.get("price_usd_hour_before", 0.0))

@@ -85,6 +85,15 @@ def _mapping(value: Any, path: str, where: str | None, obj: str) -> dict:
     return dict(value)
 
 
+def _named(obj: Mapping, kind: str, where: str | None) -> tuple[dict, str, str]:
+    """(metadata, name, label for errors) of an object that must have a metadata.name."""
+    meta = _mapping(obj.get("metadata"), "metadata", where, kind)
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise InputError("missing", origin=where, obj=kind, path="metadata.name")
+    return meta, name, f'{kind} "{name}"'
+
+
 def _string_map(value: Any, path: str, where: str | None, obj: str) -> dict:
     result = _mapping(value, path, where, obj)
     for key, item in result.items():
@@ -183,11 +192,7 @@ def _requirements(raw: Any, where, obj) -> tuple[list, list]:
 
 
 def read_nodepool(obj: Mapping, where: str | None) -> NodePool:
-    meta = _mapping(obj.get("metadata"), "metadata", where, "NodePool")
-    name = meta.get("name")
-    if not isinstance(name, str) or not name:
-        raise InputError("missing", origin=where, obj="NodePool", path="metadata.name")
-    label = f'NodePool "{name}"'
+    meta, name, label = _named(obj, "NodePool", where)
     spec = _mapping(obj.get("spec"), "spec", where, label)
     template = _mapping(spec.get("template"), "spec.template", where, label)
     tmeta = _mapping(template.get("metadata"), "spec.template.metadata", where, label)
@@ -240,11 +245,7 @@ def resolved_ami_family(spec: Mapping) -> str | None:
 
 
 def read_nodeclass(obj: Mapping, where: str | None) -> NodeClass:
-    meta = _mapping(obj.get("metadata"), "metadata", where, "EC2NodeClass")
-    name = meta.get("name")
-    if not isinstance(name, str) or not name:
-        raise InputError("missing", origin=where, obj="EC2NodeClass", path="metadata.name")
-    label = f'EC2NodeClass "{name}"'
+    meta, name, label = _named(obj, "EC2NodeClass", where)
     spec = _mapping(obj.get("spec"), "spec", where, label)
     for key in ("tags", "kubelet", "metadataOptions", "placementGroupSelector", "cpuOptions", "connectionTracking"):
         _mapping(spec.get(key), f"spec.{key}", where, label)
@@ -264,23 +265,19 @@ def read_nodeclass(obj: Mapping, where: str | None) -> NodeClass:
 def read_manifests(objects: Sequence[Any], origins: Sequence[str] | None = None
                    ) -> tuple[dict[str, NodePool], dict[str, NodeClass]]:
     """NodePools and EC2NodeClasses by name; other kinds (and kind-less documents) are ignored."""
-    pools: dict[str, NodePool] = {}
-    classes: dict[str, NodeClass] = {}
+    readers = {"NodePool": (NODEPOOL_API, read_nodepool), "EC2NodeClass": (NODECLASS_API, read_nodeclass)}
+    found: dict[str, dict[str, Any]] = {kind: {} for kind in readers}
     for obj, where in _expand(objects, origins):
         kind = obj.get("kind")
-        if kind == "NodePool":
-            _api(obj, NODEPOOL_API, where)
-            pool = read_nodepool(obj, where)
-            if pool.name in pools:
-                raise InputError("defined twice", origin=where, obj=f'NodePool "{pool.name}"')
-            pools[pool.name] = pool
-        elif kind == "EC2NodeClass":
-            _api(obj, NODECLASS_API, where)
-            nodeclass = read_nodeclass(obj, where)
-            if nodeclass.name in classes:
-                raise InputError("defined twice", origin=where, obj=f'EC2NodeClass "{nodeclass.name}"')
-            classes[nodeclass.name] = nodeclass
-    return pools, classes
+        if not isinstance(kind, str) or kind not in readers:
+            continue
+        api, read = readers[kind]
+        _api(obj, api, where)
+        item = read(obj, where)
+        if item.name in found[kind]:
+            raise InputError("defined twice", origin=where, obj=f'{kind} "{item.name}"')
+        found[kind][item.name] = item
+    return found["NodePool"], found["EC2NodeClass"]
 
 
 def _api(obj: Mapping, expected: str, where) -> None:
@@ -317,11 +314,7 @@ def read_snapshot(objects: Sequence[Any], origins: Sequence[str] | None,
         kind = obj.get("kind")
         if kind not in ("Node", "NodeClaim"):
             continue
-        meta = _mapping(obj.get("metadata"), "metadata", where, kind)
-        name = meta.get("name")
-        if not isinstance(name, str) or not name:
-            raise InputError("missing", origin=where, obj=kind, path="metadata.name")
-        label = f'{kind} "{name}"'
+        meta, name, label = _named(obj, kind, where)
         labels = _string_map(meta.get("labels"), "metadata.labels", where, label)
         annotations = _string_map(meta.get("annotations"), "metadata.annotations", where, label)
         spec = _mapping(obj.get("spec"), "spec", where, label)
