@@ -111,3 +111,14 @@ def test_tune_and_the_policy_agree_on_generated_pools(families, cap, cpu, memory
     if not search.admitted("team-pool", {CPU_KEY: changes[0]}):
         return
     assert tune_verdict(search, "team-pool", changes) == policy_verdict(objects, "team-pool", changes)
+
+
+@pytest.mark.parametrize("raw", ['{"cpu": "lots"}', "{}", "[1]", "not json", '{"cpu": true}'])
+def test_malformed_largest_pod_is_no_input_error_for_the_provisioner_and_a_finding_for_the_pack(raw):
+    """Karpenter ignores the annotation, so simulate and tune read the pool as declaring nothing;
+    the pack names the bad value."""
+    objects = [nodepool("team-pool", annotations={LARGEST_POD_ANNOTATION: raw})["props"], nodeclass()["props"]]
+    assert load_objects(objects).nodepools[0].largest_pod == ()
+    pools, classes = resources_from_objects(objects)
+    [finding] = list(fits_largest_pod(Stack("prod", (pools["team-pool"], *classes)), {}))
+    assert "is not a JSON object of resource quantities" in finding.message
