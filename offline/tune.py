@@ -4,10 +4,10 @@ or printed.
 
 The provisioner searches and never imports policies; this shell passes it the check as `accept`:
 a pool's change set is refused when the pool with it fails a NodePool policy that is mandatory in
-any environment (dev, staging, prod) and does not fail it as it is (policies.advice). On the
-shipped dev stack plain `provisioner tune` proposes `instance-cpu Lt 33` for ml-training-gpu,
-which its declared 32-CPU, 4-GPU largest pod cannot live with in staging and prod; this one does
-not. Exit codes as `provisioner tune` (0, 2 for bad input).
+any environment (dev, staging, prod) and does not fail it as it is (policies.advice). Plain
+`provisioner tune` already keeps a pool's declared largest pod (`nodepool-fits-largest-pod`'s
+rule, one function for both); this veto adds every other NodePool policy. Exit codes as
+`provisioner tune` (0, 2 for bad input).
 """
 
 from __future__ import annotations

@@ -139,6 +139,18 @@ def _candidate(instance_type) -> Candidate:
     return entry[1]
 
 
+def largest_pod_shortfall(requests: Mapping[str, Decimal], candidate: Candidate) -> list[str]:
+    """The resources of `requests` (base units) the candidate cannot hold: the provisioner's
+    rule, the one `tune` keeps (`provisioner.largest_pod_shortfall`)."""
+    return list(_provisioner().largest_pod_shortfall(requests, candidate.allocatable))
+
+
+def largest_pod_judged(requests: Mapping[str, Decimal]) -> dict[str, Decimal]:
+    """The requests the catalog can judge (the others are left out of the verdict)."""
+    judged = _provisioner().LARGEST_POD_RESOURCES
+    return {name: value for name, value in requests.items() if name in judged}
+
+
 def admits_value(requirements: Iterable[Mapping[str, Any]], key: str, value: str, default: bool) -> bool:
     """Whether every requirement on `key` admits `value` (`default` when none mentions the key)."""
     admits = _provisioner().requirement_admits

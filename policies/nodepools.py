@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from typing import Any, Iterable, Mapping
 
 from kubefacts.duration import karpenter_seconds
+from kubefacts.platform import largest_pod_requests
 from kubefacts.quantity import decimal, show
 
 # The program's own names for what it puts on NodePools (plain constants, no Pulumi import).
@@ -181,9 +181,7 @@ def fits_largest_pod(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violat
         if raw is None or raw is UNKNOWN:
             continue
         try:
-            requests = json.loads(raw) if isinstance(raw, str) else None
-            if not isinstance(requests, dict) or not requests:
-                raise ValueError
+            requests = largest_pod_requests(raw)
             wanted = {name: decimal(value) for name, value in requests.items()}
         except ValueError:
             yield Violation(pool.urn, f"{pool.label} annotation {LARGEST_POD_ANNOTATION}={raw!r} is not a JSON "
@@ -192,10 +190,10 @@ def fits_largest_pod(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violat
         types = _valid_pool_types(stack, pool)
         if types is None or not types.candidates:
             continue
-        judged = {name: value for name, value in wanted.items() if name in _CATALOG_RESOURCES}
+        judged = catalog.largest_pod_judged(wanted)
         best, best_short = None, None
         for candidate in types.candidates:
-            short = [n for n, v in judged.items() if v > candidate.allocatable.get(n, Decimal(0))]
+            short = catalog.largest_pod_shortfall(wanted, candidate)
             if not short:
                 break
             if best_short is None or len(short) < best_short or (len(short) == best_short and _bigger(candidate, best)):
@@ -208,10 +206,6 @@ def fits_largest_pod(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violat
                     f"{n} {show(n, best.allocatable.get(n, Decimal(0)))}" for n in judged)
             yield Violation(pool.urn, f"{pool.label}: none of the {len(types.candidates)} admitted instance types "
                                       f"can hold the declared largest pod ({asked}){detail}")
-
-
-_CATALOG_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu", "amd.com/gpu",
-                      "habana.ai/gaudi", "aws.amazon.com/neuron")
 
 
 def _bigger(candidate: catalog.Candidate, current: catalog.Candidate | None) -> bool:

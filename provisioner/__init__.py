@@ -29,6 +29,8 @@ _EXPORTS = {
     "NoKubeconfig": ".controller.kube", "api_client_from_environment": ".controller.kube",
     # offline.tune: the provisioner's own `tune` command line, run with the policy pack's veto.
     "build_parser": ".cli", "EXIT_INVALID_INPUT": ".cli", "replace_requirements": ".cost.tune",
+    # policies' nodepool-fits-largest-pod: the rule tune keeps, so both give one verdict.
+    "largest_pod_shortfall": ".cost.largest_pod", "LARGEST_POD_RESOURCES": ".cost.largest_pod",
     # offline.pr_report's replay section.
     "ReplayOptions": ".replay.engine", "before_after": ".replay.judge", "load_trace": ".replay.trace",
 }
@@ -38,7 +40,8 @@ __all__ = [
     "Unschedulable", "Catalog", "shipped_catalog", "load_catalog_file", "catalog_from_dict",
     "pool_instance_types", "PoolInstanceTypes", "requirement_admits", "pool_ceilings", "team_totals",
     "drift", "DriftReport", "read_paths", "NoKubeconfig", "api_client_from_environment",
-    "build_parser", "EXIT_INVALID_INPUT", "replace_requirements", "ReplayOptions", "before_after", "load_trace",
+    "build_parser", "EXIT_INVALID_INPUT", "replace_requirements", "largest_pod_shortfall", "LARGEST_POD_RESOURCES",
+    "ReplayOptions", "before_after", "load_trace",
 ]
 
 

@@ -114,6 +114,9 @@ class NodePool:
     limits: dict = field(default_factory=dict)
     weight: int = 0
     replicas: int | None = None
+    # The team's declared largest pod (kubefacts.platform.LARGEST_POD_ANNOTATION): (resource,
+    # milli-units) pairs; () when the pool declares none (or a malformed one, the pack's to refuse).
+    largest_pod: tuple = ()
 
 
 @dataclass(frozen=True)

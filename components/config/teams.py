@@ -7,17 +7,17 @@ from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
+from kubefacts.platform import LARGEST_POD_ANNOTATION, TEAM_LABEL as TEAM_LABEL  # re-exported: the pack reads it here
+
 from .base import Model
 from .karpenter_rules import annotations_problem
 from .kube import DnsLabel
 from .nodeoverlays import NODEPOOL_LABEL, NodeOverlay
 from .nodepools import NodePool
 
-TEAM_LABEL = "karpenter-platform.io/team"
 # Team facts put on each NodePool, so that the policy pack judges the declared object itself
 # (the same at `pulumi preview` and over the offline render).
 ALLOW_SPOT_ANNOTATION = "karpenter-platform.io/allow-spot"
-LARGEST_POD_ANNOTATION = "karpenter-platform.io/largest-pod"
 BUDGET_ANNOTATION = "karpenter-platform.io/budget-usd-hour"
 OWNER_ANNOTATION = "karpenter-platform.io/owner"
 # Foreground deletion keeps the NodePool until its NodeClaims are gone (they are owned by it

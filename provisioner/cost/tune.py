@@ -27,12 +27,13 @@ import time
 from dataclasses import dataclass, field
 
 from kubefacts import labels as L
+from kubefacts.platform import TEAM_LABEL
 from ..api import nodepool_instance_types, plan_pools, resolve_catalog
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
 from ..scheduling.instance_selection import _type_compatible  # the filter NodePool templates apply
 from ..scheduling.requirements import Requirement
+from .largest_pod import holds_largest_pod
 
-TEAM_LABEL = "karpenter-platform.io/team"  # set by the platform on every team NodePool
 CPU_KEY = "karpenter.k8s.aws/instance-cpu"
 CATEGORY_KEY = "karpenter.k8s.aws/instance-category"
 GENERATION_KEY = "karpenter.k8s.aws/instance-generation"
@@ -249,9 +250,16 @@ class _Search:
             # a capacity type or a zone the pool can launch in (e.g. one CPU maker on an amd64 +
             # arm64 pool would make it single-architecture): those are the team's choices.
             if narrower and {it.name for it in narrower} != before and self._reach(name, narrower) == reach \
+                    and self.holds_largest_pod(name, narrower) \
                     and self.accepts(name, {**(state.get(name) or {}), key: change}):
                 changes.append((group, change))
         return changes
+
+    def holds_largest_pod(self, name: str, types: list) -> bool:
+        """Some of `types` still holds the team's declared largest pod (the pool's annotation), the
+        rule of the pack's `nodepool-fits-largest-pod`: tune never proposes a cap that pod cannot
+        live with (a 32-CPU pod on a pool capped at 32 vCPUs, whose allocatable is less)."""
+        return holds_largest_pod(dict(self.pools[name].largest_pod), (it.allocatable for it in types))
 
     def accepts(self, name: str, changes: dict) -> bool:
         """The shell's verdict on the pool's whole change set (e.g. the platform's policy pack: a cap

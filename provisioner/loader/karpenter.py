@@ -9,6 +9,7 @@ from __future__ import annotations
 from kubefacts import labels as L
 from kubefacts import quantity
 from kubefacts.labels import NODEPOOL_OPERATORS
+from kubefacts.platform import LARGEST_POD_ANNOTATION, largest_pod_requests
 
 from ..models import ExistingNode, KubeletConfig, NodeClaimObject, NodeClass, NodeClassRef, NodeOverlay, NodePool
 from ..scheduling.taints import Taint
@@ -44,7 +45,20 @@ def load_nodepool(obj: dict, ctx: Ctx) -> NodePool:
         startup_taints=ctx.taints(tspec.get("startupTaints"), "spec.template.spec.startupTaints"),
         limits=limits, weight=weight,
         replicas=ctx.integer(spec.get("replicas"), "spec.replicas"),
+        largest_pod=_largest_pod(ctx.mapping(metadata.get("annotations"), "metadata.annotations")),
     )
+
+
+def _largest_pod(annotations: dict) -> tuple:
+    """The platform's declared largest pod, (resource, milli) pairs. A malformed value is no
+    input error here: Karpenter ignores the annotation, and the policy pack refuses it by name."""
+    raw = annotations.get(LARGEST_POD_ANNOTATION)
+    if raw is None:
+        return ()
+    try:
+        return tuple(sorted((name, quantity.milli(value)) for name, value in largest_pod_requests(raw).items()))
+    except ValueError:
+        return ()
 
 
 def _ami_family(ctx: Ctx, spec: dict) -> str:
