@@ -4,6 +4,7 @@ and keeps make's command echo off stdout (what `make pr-report > report.md` capt
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -35,8 +36,11 @@ def project(tmp_path: Path) -> Path:
 
 def make(root: Path, *args: str) -> subprocess.CompletedProcess:
     # -o: the copy's requirements.txt is newer than the venv's stamp; never reinstall from a test.
+    # As a user runs it: not under `make test`'s own make, whose MAKELEVEL would add
+    # "Entering directory" lines to stdout.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     return subprocess.run(["make", "-o", ".venv/.installed", *args], cwd=root, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, env=env)
 
 
 def test_make_render_of_an_invalid_stack_names_exit_2_and_echoes_nothing_on_stdout(project):
