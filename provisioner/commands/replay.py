@@ -67,6 +67,9 @@ def register(subparsers) -> None:
                              "those in -f, and print both side by side.")
     parser.add_argument("--workers", type=bounded_int(1, 1024), metavar="N",
                         help="Local worker processes for --compare and --batch (default: one per CPU).")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="Run the replays on this Dask distributed scheduler (e.g. tcp://127.0.0.1:8786) "
+                             "instead of local processes; needs the [distributed] extra (docs/replay.md).")
     parser.add_argument("-o", "--output", choices=("table", "json", "html"), default="table", help="Output format.")
     parser.add_argument("--out", metavar="FILE", help="Write the output here instead of stdout (required for html).")
     parser.set_defaults(run=run)
@@ -112,7 +115,7 @@ def run(args) -> int:
             raise InputError("no NodePool, EC2NodeClass or NodeOverlay to compare with", origin=", ".join(args.compare))
         both = keep + new
         jobs.append(([o for o, _ in both], [og for _, og in both], traces[0], jobs[0][3]))
-    results = replay_all(jobs, args.workers)
+    results = replay_all(jobs, args.workers, args.scheduler)
     if args.batch:
         text = _render_batch(args, traces, results)
     else:

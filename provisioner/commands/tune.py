@@ -26,6 +26,8 @@ def register(subparsers) -> None:
                                                           "evictions or the pending p95.")
     parser.add_argument("--until", metavar="DURATION", help="With --replay: simulated time (default: the last event).")
     parser.add_argument("--workers", type=int, metavar="N", help="With --replay: local worker processes.")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="With --replay: run the replays on this Dask "
+                                                               "distributed scheduler (docs/replay.md).")
     parser.set_defaults(run=run)
 
 
@@ -110,7 +112,7 @@ def _replay(args, objects, origins, catalog, result) -> dict:
         raise InputError(f"invalid duration {args.until!r} (expected e.g. 24h)", path="--until")
     options = Options(until=until, region=args.region, zones=tuple(args.zones), spot_discount=args.spot_discount,
                       catalog=catalog)
-    return judge(objects, origins, trace, options, result.change_list(), args.workers)
+    return judge(objects, origins, trace, options, result.change_list(), args.workers, args.scheduler)
 
 
 def render_replay(judged: dict) -> str:

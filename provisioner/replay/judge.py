@@ -43,12 +43,13 @@ def verdict(base: dict, other: dict) -> tuple[bool, str]:
     return True, f"saves ${base['cost_usd'] - other['cost_usd']:.2f} over the trace"
 
 
-def judge(objects, origins, trace, options, changes: list, workers: int | None = None) -> dict:
+def judge(objects, origins, trace, options, changes: list, workers: int | None = None,
+          scheduler: str | None = None) -> dict:
     """{"baseline": figures, "candidates": [{nodepool, requirements, figures, accepted, why}],
     "accepted": [changes], "tuned": figures of the accepted changes together}."""
     jobs = [(objects, origins, trace, options)]
     jobs += [(with_changes(objects, [c]), origins, trace, options) for c in changes]
-    results = replay_all(jobs, workers)
+    results = replay_all(jobs, workers, scheduler)
     base = figures(results[0])
     candidates, accepted = [], []
     for change, result in zip(changes, results[1:]):
@@ -59,7 +60,7 @@ def judge(objects, origins, trace, options, changes: list, workers: int | None =
             accepted.append(change)
     tuned = base
     if len(accepted) > 1:  # together they may interact: keep them only if the whole still passes
-        together = figures(replay_all([(with_changes(objects, accepted), origins, trace, options)], 1)[0])
+        together = figures(replay_all([(with_changes(objects, accepted), origins, trace, options)], 1, scheduler)[0])
         ok, _ = verdict(base, together)
         if ok:
             tuned = together

@@ -18,9 +18,13 @@ def default_workers(jobs: int) -> int:
     return max(1, min(jobs, os.cpu_count() or 1))
 
 
-def replay_all(jobs: list, workers: int | None = None) -> list:
+def replay_all(jobs: list, workers: int | None = None, scheduler: str | None = None) -> list:
     """[(objects, origins, Trace, Options)] -> [result dict], in order; one process per job at
-    most `workers` at a time (1: in this process, no pool)."""
+    most `workers` at a time (1: in this process, no pool), or on the Dask scheduler at
+    `scheduler` (replay/distributed.py, imported only then: an optional dependency)."""
+    if scheduler:
+        from .distributed import replay_on
+        return replay_on(scheduler, jobs)
     workers = default_workers(len(jobs)) if workers is None else workers
     if workers <= 1 or len(jobs) <= 1:
         return [_one(job) for job in jobs]
