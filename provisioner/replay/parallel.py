@@ -5,13 +5,21 @@ from __future__ import annotations
 import os
 from concurrent.futures import ProcessPoolExecutor
 
+from ..errors import InputError
 from .engine import Options, replay
 from .trace import Trace
 
 
 def _one(job) -> dict:
     objects, origins, trace, options = job
-    return replay(objects, origins, trace, options)
+    try:
+        return replay(objects, origins, trace, options)
+    except InputError as exc:
+        # Raised in a worker process (or on a Dask worker), the error crosses back pickled; the
+        # validation verdicts (InvalidObjects) do not unpickle and broke the pool with a traceback.
+        # A plain InputError with the same located message does.
+        raise InputError(exc.message, origin=exc.origin, obj=exc.obj, path=exc.path, line=exc.line,
+                         column=exc.column) from None
 
 
 def default_workers(jobs: int) -> int:

@@ -85,3 +85,14 @@ def test_the_provisioner_does_not_import_dask_without_scheduler():
             "print('distributed' in sys.modules, 'provisioner.replay.distributed' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_invalid_compare_nodeclass_on_a_dask_worker_exits_2_as_locally(tmp_path, capsys, scheduler):
+    bad = nodeclass()
+    del bad["spec"]["securityGroupSelectorTerms"]
+    argv = ["replay", "-f", write(tmp_path, "cluster.yaml", *base()), "--trace", write_trace(tmp_path, EVENTS),
+            "--compare", write(tmp_path, "other.yaml", bad, nodepool())]
+    assert main([*argv, "--workers", "1"]) == 2
+    alone = capsys.readouterr().err
+    assert main([*argv, "--scheduler", scheduler]) == 2
+    assert capsys.readouterr().err == alone
