@@ -96,3 +96,15 @@ def test_invalid_compare_nodeclass_on_a_dask_worker_exits_2_as_locally(tmp_path,
     alone = capsys.readouterr().err
     assert main([*argv, "--scheduler", scheduler]) == 2
     assert capsys.readouterr().err == alone
+
+
+def test_tune_replay_on_a_dask_cluster_judges_as_local_processes(tmp_path, capsys, scheduler):
+    pytest.importorskip("scipy")
+    from tests.provisioner.replay.test_judge import _cluster
+    argv = ["tune", "-f", write(tmp_path, "c.yaml", *_cluster()), "--replay",
+            write_trace(tmp_path, [{"at": "2h", "scale": {"kind": "Deployment", "name": "svc-3", "replicas": 10}}]),
+            "--until", "4h", "-o", "json"]
+    local = _out(capsys, [*argv, "--workers", "1"])
+    remote = _out(capsys, [*argv, "--scheduler", scheduler])
+    assert remote == local
+    assert json.loads(remote)["replay"]["candidates"][0]["accepted"]
