@@ -28,4 +28,12 @@ def replay_on(scheduler: str, jobs: list, timeout: float | None = None) -> list:
         # pure=False: a replay is deterministic, but hashing every job's objects to dedupe costs
         # more than it saves; each job is its own task.
         futures = client.map(_one, jobs, pure=False)
-        return client.gather(futures)
+        try:
+            return client.gather(futures)
+        except (ImportError, RuntimeError, OSError) as exc:
+            # Mostly a scheduler or worker without the provisioner (it deserializes the jobs), or
+            # a worker lost mid-run: an environment to fix, not a replay's answer.
+            raise InputError(f"the Dask cluster could not run the replays ({type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())[:300]}); the scheduler and every "
+                             "worker need the provisioner installed, the same version as here",
+                             origin=scheduler) from None
