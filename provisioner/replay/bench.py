@@ -24,7 +24,10 @@ SERIES = [(100, 0.5), (200, 0.5), (400, 0.5), (200, 0.25), (200, 1)]
 
 def cluster() -> list:
     return [{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
-             "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}]}},
+             # A valid EC2NodeClass: the replay judges its inputs as the API server does.
+             "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "KarpenterNodeRole-bench",
+                      "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}],
+                      "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}]}},
             {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "default"},
              "spec": {"template": {"spec": {
                  "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
