@@ -5,6 +5,7 @@ complemented) value set with optional integer bounds; Gt/Lt become inclusive bou
 """
 from __future__ import annotations
 
+from collections.abc import KeysView, ValuesView
 from typing import Iterable
 
 from kubefacts import labels as L
@@ -216,10 +217,10 @@ class Requirements:
     def raw(self, key: str):
         return self._reqs.get(key)
 
-    def keys(self):
+    def keys(self) -> KeysView[str]:
         return self._reqs.keys()
 
-    def values(self):
+    def values(self) -> ValuesView[Requirement]:
         return self._reqs.values()
 
     def __len__(self) -> int:
