@@ -1,20 +1,27 @@
 """DaemonSet overhead: which daemons land on a node, counted once per node (scheduler.go)."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
 from kubefacts import labels as L
 from .requirements import Requirements
 from .resources import add
-from .taints import TOLERATE_PREFER_NO_SCHEDULE, untolerated
+from .taints import TOLERATE_PREFER_NO_SCHEDULE, HostPort, Taint, untolerated
+
+if TYPE_CHECKING:  # provisioner.models imports this package at runtime
+    from provisioner.models import DaemonSet, InstanceType, PodSpec
 
 
-def strict_requirements(spec, term_index: int = 0) -> Requirements:
+def strict_requirements(spec: PodSpec, term_index: int = 0) -> Requirements:
     reqs = Requirements.from_labels(spec.node_selector)
     if spec.required_terms:
         reqs.add(*spec.required_terms[term_index].values())
     return reqs
 
 
-def template_candidates(daemonset, template_reqs: Requirements, taints) -> list:
+def template_candidates(daemonset: DaemonSet, template_reqs: Requirements,
+                        taints: Iterable[Taint]) -> list[Requirements]:
     """The daemon's requirement alternatives a NodePool template accepts (isDaemonPodCompatible).
 
     Daemons tolerate PreferNoSchedule here, and each required node-affinity term is tried in turn.
@@ -31,10 +38,11 @@ def template_candidates(daemonset, template_reqs: Requirements, taints) -> list:
     return out
 
 
-def overhead_for_type(candidates_by_daemon, instance_type) -> tuple[dict, tuple]:
+def overhead_for_type(candidates_by_daemon: Iterable[tuple[DaemonSet, Sequence[Requirements]]],
+                      instance_type: InstanceType) -> tuple[dict[str, int], tuple[HostPort, ...]]:
     """Summed requests (pods included) and host ports of the daemons that fit this instance type."""
-    total: dict = {}
-    ports: tuple = ()
+    total: dict[str, int] = {}
+    ports: tuple[HostPort, ...] = ()
     for daemonset, candidates in candidates_by_daemon:
         if any(instance_type.requirements.intersects(reqs) is None for reqs in candidates):
             total = add(total, daemonset.spec.requests)
@@ -42,11 +50,12 @@ def overhead_for_type(candidates_by_daemon, instance_type) -> tuple[dict, tuple]
     return total, ports
 
 
-def overhead_for_node(daemonsets, node_labels: dict, taints, bound_daemon_requests: dict) -> tuple[dict, tuple]:
+def overhead_for_node(daemonsets: Iterable[DaemonSet], node_labels: dict[str, str], taints: Iterable[Taint],
+                      bound_daemon_requests: Mapping[str, int]) -> tuple[dict[str, int], tuple[HostPort, ...]]:
     """Daemons still to start on an existing node: compatible ones minus those already bound there."""
     node_reqs = Requirements.from_labels(node_labels)
-    total: dict = {}
-    ports: tuple = ()
+    total: dict[str, int] = {}
+    ports: tuple[HostPort, ...] = ()
     for daemonset in daemonsets:
         spec = daemonset.spec
         if untolerated(taints, spec.tolerations) is not None:

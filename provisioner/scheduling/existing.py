@@ -9,13 +9,27 @@ shares the scheduler's set-up across a pass (kubernetes-sigs/karpenter PR #3271)
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, TypeVar
+
 import numpy as np
+import numpy.typing as npt
 
 from kubefacts import labels as L
 from .daemons import overhead_for_node
 from .nodeclaim import ExistingTarget, hostname_requirement
 from .requirements import Requirements
 from .resources import add
+from .taints import HostPort, Taint
+
+if TYPE_CHECKING:  # provisioner.models imports this package at runtime
+    from provisioner.models import DaemonSet, ExistingNode, Pod, PodAffinityTerm, PodSpec
+
+_T = TypeVar("_T")
+# Topology.existing's view of a node: (labels, taints, label requirements, bound pod specs)
+_Entry = tuple[dict[str, str], tuple[Taint, ...], Requirements, list["PodSpec"]]
+# (position, node, spec, term) of a bound pod's required anti-affinity
+_Anti = tuple[int, "ExistingNode", "PodSpec", "PodAffinityTerm"]
 
 
 class PreparedNode:
@@ -24,14 +38,27 @@ class PreparedNode:
     are replaced, never changed in place, when a pod lands)."""
     __slots__ = ("node", "bound", "requirements", "label_requirements", "available", "schedulable", "ports",
                  "specs", "anti", "positions", "sort_key", "_vector")
+    node: ExistingNode
+    bound: list[Pod]
+    requirements: Requirements
+    label_requirements: Requirements
+    available: dict[str, int]
+    schedulable: bool
+    ports: tuple[HostPort, ...]
+    specs: list[PodSpec]
+    anti: list[tuple[int, PodSpec, PodAffinityTerm]]
+    positions: list[int]
+    sort_key: tuple[bool, str]
+    _vector: tuple[tuple[str, ...] | None, list[int] | None]
 
-    def __init__(self, node, bound, daemonsets, positions=None):
+    def __init__(self, node: ExistingNode, bound: Iterable[Pod], daemonsets: Sequence[DaemonSet],
+                 positions: Iterable[int] | None = None) -> None:
         """bound: the pods bound to this node; positions: each pod's index in the flat list of
         bound pods the run was given (it orders the anti-affinity groups they create)."""
         self.node, self.bound = node, list(bound)
-        used: dict = {}
-        daemon_used: dict = {}
-        ports = []
+        used: dict[str, int] = {}
+        daemon_used: dict[str, int] = {}
+        ports: list[HostPort] = []
         for pod in self.bound:
             used = add(used, pod.spec.requests)
             ports.extend(pod.spec.host_ports)
@@ -53,11 +80,12 @@ class PreparedNode:
         self.sort_key = (not getattr(node, "initialized", True), node.name)
         self._vector = (None, None)
 
-    def with_pods(self, pods, positions, daemonsets) -> "PreparedNode":
+    def with_pods(self, pods: Iterable[Pod], positions: Iterable[int],
+                  daemonsets: Sequence[DaemonSet]) -> "PreparedNode":
         """This node after more pods were bound to it (a later provisioning round)."""
         return PreparedNode(self.node, self.bound + list(pods), daemonsets, self.positions + list(positions))
 
-    def remaining(self, dims: tuple) -> list:
+    def remaining(self, dims: tuple[str, ...]) -> list[int]:
         """What is left of the allocatable, per scheduling dimension (shared: never mutated)."""
         have, vector = self._vector
         if have != dims:
@@ -65,7 +93,7 @@ class PreparedNode:
             self._vector = (dims, vector)
         return vector
 
-    def target(self, dims: tuple, index: int) -> ExistingTarget:
+    def target(self, dims: tuple[str, ...], index: int) -> ExistingTarget:
         node = self.node
         target = ExistingTarget(node, self.requirements, self.remaining(dims), self.schedulable, self.ports, index)
         target.volume_limits = dict(getattr(node, "volume_limits", None) or {})
@@ -75,9 +103,10 @@ class PreparedNode:
         return target
 
 
-def prepare_nodes(nodes, bound_pods, daemonsets) -> list:
+def prepare_nodes(nodes: Iterable[ExistingNode], bound_pods: Iterable[Pod],
+                  daemonsets: Sequence[DaemonSet]) -> list[PreparedNode]:
     """A PreparedNode per node, its pods taken from `bound_pods` (pods bound elsewhere ignored)."""
-    by_node: dict = {}
+    by_node: dict[str | None, list[tuple[int, Pod]]] = {}
     for pos, pod in enumerate(bound_pods):
         by_node.setdefault(pod.node_name, []).append((pos, pod))
     out = []
@@ -87,7 +116,7 @@ def prepare_nodes(nodes, bound_pods, daemonsets) -> list:
     return out
 
 
-def _sort_key(prep: PreparedNode):
+def _sort_key(prep: PreparedNode) -> tuple[bool, str]:
     return prep.sort_key
 
 
@@ -99,22 +128,28 @@ class ExistingNodes:
     skip full nodes. A disruption pass builds it once and takes `without(candidates)` per
     simulation, which costs what the candidates change, not what the cluster holds."""
 
-    def __init__(self, prepared, _order=None, _base=None, _removed=()):
+    _entries: list[_Entry] | None
+    _anti: list[_Anti] | None
+    _pools: dict[str, tuple[dict[str, int], int]] | None
+    _index: dict[str, int] | None
+
+    def __init__(self, prepared: Iterable[PreparedNode] | None, _order: list[PreparedNode] | None = None,
+                 _base: ExistingNodes | None = None, _removed: Sequence[int] = ()) -> None:
         self.order = sorted(prepared, key=_sort_key) if _order is None else _order
         self._base, self._removed = _base, _removed  # a view: the base's rows less these indices
         self._entries = self._anti = self._pools = None
         self._index = None
-        self._matrices: dict = {}
+        self._matrices: dict[tuple[str, ...], tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]] = {}
 
     def __len__(self) -> int:
         return len(self.order)
 
-    def index(self) -> dict:
+    def index(self) -> dict[str, int]:
         if self._index is None:
             self._index = {p.node.name: i for i, p in enumerate(self.order)}
         return self._index
 
-    def without(self, names) -> "ExistingNodes":
+    def without(self, names: Iterable[str]) -> "ExistingNodes":
         """These nodes less the named ones (a view sharing this set's sums)."""
         index = self.index()
         removed = sorted(index[n] for n in set(names) if n in index)
@@ -122,7 +157,7 @@ class ExistingNodes:
             return self
         return ExistingNodes(None, _order=_drop(self.order, removed), _base=self, _removed=removed)
 
-    def entries(self) -> list:
+    def entries(self) -> list[_Entry]:
         """Topology.existing: (labels, taints, requirements, bound pod specs) per node."""
         if self._entries is None:
             if self._base is not None:
@@ -131,7 +166,7 @@ class ExistingNodes:
                 self._entries = [(p.node.labels, p.node.taints, p.label_requirements, p.specs) for p in self.order]
         return self._entries
 
-    def anti(self) -> list:
+    def anti(self) -> list[_Anti]:
         """(position, node, spec, term) of the bound pods' required anti-affinity, by position."""
         if self._anti is None:
             if self._base is not None:
@@ -143,7 +178,7 @@ class ExistingNodes:
                 self._anti = anti
         return self._anti
 
-    def pools(self) -> dict:
+    def pools(self) -> dict[str, tuple[dict[str, int], int]]:
         """NodePool -> (summed capacity, node count) of its existing nodes."""
         if self._pools is None:
             if self._base is not None:
@@ -169,7 +204,7 @@ class ExistingNodes:
             self._pools = pools
         return self._pools
 
-    def matrix(self, dims: tuple):
+    def matrix(self, dims: tuple[str, ...]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
         """(remaining per node and dimension, schedulable per node) as numpy arrays."""
         found = self._matrices.get(dims)
         if found is None:
@@ -183,7 +218,7 @@ class ExistingNodes:
         return found
 
 
-def _drop(items: list, removed: list) -> list:
+def _drop(items: list[_T], removed: Sequence[int]) -> list[_T]:
     """items less the (sorted) indices, by slices."""
     out, start = [], 0
     for i in removed:

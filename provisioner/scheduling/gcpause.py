@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def gc_paused():
+def gc_paused() -> Iterator[None]:
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -17,10 +17,19 @@ there), the rest with numpy.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+import numpy.typing as npt
 
 from .requirements import Requirements
 from .topology import AFFINITY, SPREAD
+
+if TYPE_CHECKING:
+    from .nodeclaim import NodeClaim, Proposal
+    from .preferences import Variant
+    from .topology import Topology, TopologyGroup
 
 _CLAIMS = "claims"  # key of the per-variant NodeClaim masks in Variant.dead (beside the existing-target skip pointers)
 _HEAD = 8  # NodeClaims looked at one by one before masking the rest with numpy
@@ -29,23 +38,23 @@ _EPOCH = 1 << 32  # rejections for now are marked gen + epoch; a new epoch voids
 
 
 class InflightClaims:
-    def __init__(self, n_existing: int):
+    def __init__(self, n_existing: int) -> None:
         self.n_existing = n_existing  # NodeClaim target indices start here
-        self.claims: list = []  # by position (creation order)
+        self.claims: list[NodeClaim] = []  # by position (creation order)
         self.order = np.zeros(0, dtype=np.int64)
         self.order_keys = np.zeros(0, dtype=np.int64)
         self.keys_pos = np.zeros(64, dtype=np.int64)  # per position, its key in `order_keys`
-        self.log: list = []  # positions of the NodeClaims created or committed to, in that order
+        self.log: list[int] = []  # positions of the NodeClaims created or committed to, in that order
         self.gen = np.zeros(64, dtype=np.int64)  # commits per NodeClaim
         # label key -> per-position code of a NodeClaim's single value for it (-1: not pinned),
         # kept for the keys zonal affinities ask about.
-        self.pinned: dict = {}
-        self.pin_codes: dict = {}
+        self.pinned: dict[str, npt.NDArray[np.int64]] = {}
+        self.pin_codes: dict[str, dict[str, int]] = {}
         # hostname topology group -> per-position count of its pods on that NodeClaim, kept for the
         # groups of variants' host checks (a count changes only by a commit to that NodeClaim).
-        self.host_counts: dict = {}
+        self.host_counts: dict[TopologyGroup, npt.NDArray[np.int64]] = {}
 
-    def state(self, variant):
+    def state(self, variant: Variant) -> list[Any]:
         """Per variant (shape): claims that never take it, claims that rejected it at some commit
         generation while its topology groups stood still (a rejection for now, marked as generation +
         epoch), the groups' versions, whether any rejection for now is marked in this epoch, a resume
@@ -68,7 +77,7 @@ class InflightClaims:
             state[4] = None  # rejections for now may be void: no resume point
         return state
 
-    def add(self, variant, k: int, topology):
+    def add(self, variant: Variant, k: int, topology: Topology) -> tuple[NodeClaim, Proposal, None] | None:
         """scheduler.go `add`: the first in-flight NodeClaim, fewest pods first, that takes the pod:
         (claim, proposal, None), or None."""
         state = self.state(variant)
@@ -148,11 +157,12 @@ class InflightClaims:
         state[4] = (_END, len(self.log))  # every NodeClaim rejects it
         return None
 
-    def in_order(self) -> list:
+    def in_order(self) -> list[NodeClaim]:
         """The NodeClaims in the order `add` tries them (fewest pods first, then creation order)."""
         return [self.claims[pos] for pos in self.order.tolist()]
 
-    def _propose(self, variant, claim, pos: int, k: int, bulk: bool, topology, state):
+    def _propose(self, variant: Variant, claim: NodeClaim, pos: int, k: int, bulk: bool, topology: Topology,
+                 state: list[Any]) -> tuple[NodeClaim, Proposal, None] | None:
         # Bulk placement may only put on `claim` the pods one-by-one placement would (see _cap);
         # capping k before proposing gives what proposing k and then the cap would.
         proposal = claim.propose(variant, self._cap(variant, claim, k) if bulk else k, topology)
@@ -167,7 +177,7 @@ class InflightClaims:
             state[3] = True
         return None
 
-    def _sequence(self, state):
+    def _sequence(self, state: list[Any]) -> npt.NDArray[np.int64]:
         """The NodeClaims (positions) to look at, in order. A variant's resume point (key, log
         length) says every NodeClaim ordered before `key` rejected it (dead, or for now at its
         commit generation while its groups stood still): of those only the ones committed to or
@@ -197,7 +207,7 @@ class InflightClaims:
         changed, keys = changed[before], keys[before]
         return np.concatenate((changed[np.argsort(keys)], order[at:]))
 
-    def _cap(self, variant, claim, k: int) -> int:
+    def _cap(self, variant: Variant, claim: NodeClaim, k: int) -> int:
         """At most the pods that still find `claim` first in (pods, creation) order, before the next
         NodeClaim after it in the order not known to reject this variant."""
         state = variant.dead[_CLAIMS]
@@ -214,7 +224,7 @@ class InflightClaims:
             step = len(self.order)
         return k
 
-    def _pinned_codes(self, key: str):
+    def _pinned_codes(self, key: str) -> tuple[npt.NDArray[np.int64], dict[str, int]]:
         """Per-position codes of the NodeClaims' single value for `key` (tracked from now on)."""
         if key not in self.pinned:
             table = self.pin_codes.setdefault(key, {})
@@ -224,7 +234,7 @@ class InflightClaims:
             self.pinned[key] = codes
         return self.pinned[key], self.pin_codes[key]
 
-    def _host_counts(self, group):
+    def _host_counts(self, group: TopologyGroup) -> npt.NDArray[np.int64]:
         counts = self.host_counts.get(group)
         if counts is None:
             counts = self.host_counts[group] = np.zeros(len(self.gen), dtype=np.int64)
@@ -232,7 +242,7 @@ class InflightClaims:
                 counts[pos] = group.counts.get(claim.hostname, 0)
         return counts
 
-    def reorder(self, claim, before, recorded=None) -> None:
+    def reorder(self, claim: NodeClaim, before: int | None, recorded: Iterable[TopologyGroup] | None = None) -> None:
         """Keep `order` sorted after `claim` went from `before` pods (None: new) to its count now;
         `recorded`: the topology groups the commit recorded its pods in (None: any)."""
         pos = claim.index - self.n_existing
@@ -275,7 +285,7 @@ class InflightClaims:
             keys[at - 1], order[at - 1] = key, pos
 
 
-def _pin_code(reqs: Requirements, key: str, table: dict) -> int:
+def _pin_code(reqs: Requirements, key: str, table: dict[str, int]) -> int:
     req = reqs.raw(key)
     if req is None or req.complement or len(req.values) != 1:
         return -1

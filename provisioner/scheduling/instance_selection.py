@@ -7,18 +7,33 @@ requirements narrow re-filters its options with one vectorised AND per changed k
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+import numpy.typing as npt
 
 from kubefacts import labels as L
 from ..memo import remember
 from ..quantity import format_resources
 from .daemons import overhead_for_type, template_candidates
 from .requirements import Requirement, Requirements
+from .taints import HostPort
+
+if TYPE_CHECKING:  # provisioner.models imports this package at runtime
+    from provisioner.models import DaemonSet, InstanceType, NodePool, Offering
+
+# what a type's DaemonSet overhead is cached by (see _daemon_key)
+_DaemonCandidates = Sequence[tuple["DaemonSet", Sequence[Requirements]]]
+# (overhead matrix, whether each type holds it, overhead dicts, host ports) per type
+_Overhead = tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_], list[dict[str, int]], list[tuple[HostPort, ...]]]
+# (type index, offering, option names by price), or (None, None, []) when nothing can launch
+_Launch = tuple["int | None", "Offering | None", list[str]]
 
 _NEGATIVE = ("NotIn", "DoesNotExist")
 
 
-def template_requirements(nodepool) -> Requirements:
+def template_requirements(nodepool: NodePool) -> Requirements:
     reqs = Requirements(nodepool.requirements.values())
     labels = {**nodepool.labels, L.NODEPOOL: nodepool.name, L.NODECLASS: nodepool.node_class_ref.name}
     reqs.add(*Requirements.from_labels(labels).values())
@@ -43,17 +58,17 @@ class TypeTable:
     requirement) instead of once per NodePool and per call.
     """
 
-    def __init__(self, types: list):
+    def __init__(self, types: list[InstanceType]) -> None:
         self.types = types
         self.valid = np.fromiter((all(v >= 0 for v in it.allocatable.values()) for it in types), dtype=bool,
                                  count=len(types))  # resources.Fits never fits a negative allocatable
         self.keys = frozenset(k for it in types for k in it.requirements.keys())
         self.zone_universe = sorted({o.zone for it in types for o in it.offerings})
         self.ct_universe = sorted({o.capacity_type for it in types for o in it.offerings})
-        self._masks: dict = {}
-        self._offers: dict = {}
-        self._columns: dict = {}
-        self._overheads: dict = {}
+        self._masks: dict[Requirement, npt.NDArray[np.bool_]] = {}
+        self._offers: dict[tuple[frozenset[str], frozenset[str]], npt.NDArray[np.bool_]] = {}
+        self._columns: dict[tuple[str, str], npt.NDArray[np.int64]] = {}
+        self._overheads: dict[tuple[tuple[Any, ...], tuple[str, ...]], _Overhead] = {}
 
     def mask(self, req: Requirement) -> np.ndarray:
         mask = self._masks.get(req)
@@ -67,7 +82,7 @@ class TypeTable:
             self._masks[req] = mask
         return mask
 
-    def offer_mask(self, zones: frozenset, cts: frozenset) -> np.ndarray:
+    def offer_mask(self, zones: frozenset[str], cts: frozenset[str]) -> np.ndarray:
         mask = self._offers.get((zones, cts))
         if mask is None:
             mask = np.fromiter((any(o.available and o.zone in zones and o.capacity_type in cts for o in it.offerings)
@@ -84,7 +99,8 @@ class TypeTable:
             self._columns[(source, name)] = column
         return column
 
-    def daemon_overhead(self, key, daemon_candidates, dims: tuple):
+    def daemon_overhead(self, key: tuple[Any, ...], daemon_candidates: _DaemonCandidates,
+                        dims: tuple[str, ...]) -> _Overhead:
         """For every type: the overhead of these DaemonSet candidates as a (types x dims) matrix,
         whether the type's allocatable holds it, and the per-type overhead dicts and host ports.
         Shared by NodePools whose daemons (by value) and dimensions are equal."""
@@ -98,7 +114,7 @@ class TypeTable:
             found = self._overheads[(key, dims)] = (matrix, fits, [o for o, _ in entries], [p for _, p in entries])
         return found
 
-    def offering_table(self):
+    def offering_table(self) -> TypeTable:
         """Every available offering of every type as parallel arrays, built once per table."""
         if not hasattr(self, "off_type"):
             rows = [(i, o) for i, it in enumerate(self.types) for o in it.offerings if o.available]
@@ -119,14 +135,14 @@ class TypeTable:
         return self
 
 
-_TABLES: dict = {}
+_TABLES: dict[tuple[int, ...], TypeTable] = {}
 _MAX_TABLES = 64
 
 
-_LAST: list = [None, None]  # (list object, table): the catalog hands every pool the same list
+_LAST: list[Any] = [None, None]  # (list object, table): the catalog hands every pool the same list
 
 
-def type_table(instance_types) -> TypeTable:
+def type_table(instance_types: Sequence[InstanceType]) -> TypeTable:
     """The shared table of this exact list of types (same objects, same order). The table holds the
     types, so the ids in the key cannot be reused while it is cached."""
     if _LAST[0] is instance_types and len(_LAST[1].types) == len(instance_types):
@@ -143,7 +159,7 @@ def type_table(instance_types) -> TypeTable:
     return table
 
 
-def _daemon_key(daemon_candidates) -> tuple:
+def _daemon_key(daemon_candidates: _DaemonCandidates) -> tuple[Any, ...]:
     """What a type's DaemonSet overhead depends on: each daemon's requests, ports and the
     requirement alternatives the NodePool accepts (by value: tables outlive the objects)."""
     return tuple((tuple(sorted(d.spec.requests.items())), tuple(d.spec.host_ports),
@@ -152,7 +168,8 @@ def _daemon_key(daemon_candidates) -> tuple:
 
 
 class Template:
-    def __init__(self, nodepool, instance_types, dims: tuple, daemonsets, index: int):
+    def __init__(self, nodepool: NodePool, instance_types: Sequence[InstanceType], dims: tuple[str, ...],
+                 daemonsets: Iterable[DaemonSet], index: int) -> None:
         self.nodepool, self.name, self.index = nodepool, nodepool.name, index
         self.taints = nodepool.taints
         self.requirements = template_requirements(nodepool)
@@ -177,8 +194,8 @@ class Template:
         idx = np.flatnonzero(offered)
         alloc = np.stack([table.column("allocatable", d)[idx] for d in dims], axis=1) if len(dims) else \
             np.zeros((len(idx), 0), dtype=np.int64)
-        overheads = [{}] * len(idx)
-        ports = [()] * len(idx)
+        overheads: list[dict[str, int]] = [{}] * len(idx)
+        ports: list[tuple[HostPort, ...]] = [()] * len(idx)
         if daemon_candidates:
             matrix, holds, over_dicts, over_ports = table.daemon_overhead(_daemon_key(daemon_candidates),
                                                                           daemon_candidates, dims)
@@ -207,13 +224,17 @@ class Template:
         # The largest capacity any type has per limited resource: limits at or above it exclude nothing.
         self.limit_ceiling = self.limit_capacity.max(axis=0).tolist() if len(types) else [0] * len(limit_keys)
         self.all = np.arange(len(types))
-        self._key_masks: dict = {}
-        self._offer_masks: dict = {}
-        self._launch_masks: dict = {}
-        self._launched: dict = {}  # (options, zone, capacity type) -> launch choice
-        self._fit_cache: dict = {}  # (options, total) -> the options that fit
-        self._envelopes: dict = {}  # options -> envelope
-        self._max_capacity: dict = {}  # options -> largest capacity per limited resource
+        self._key_masks: dict[Requirement, npt.NDArray[np.bool_]] = {}
+        self._offer_masks: dict[tuple[frozenset[str], frozenset[str]], npt.NDArray[np.bool_]] = {}
+        self._launch_masks: dict[tuple[Requirement, Requirement], npt.NDArray[np.bool_]] = {}
+        # (options, zone, capacity type) -> launch choice
+        self._launched: dict[tuple[bytes, Requirement, Requirement], _Launch] = {}
+        # (options, total) -> the options that fit
+        self._fit_cache: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
+        # options -> envelope
+        self._envelopes: dict[tuple[int, bytes], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        # options -> largest capacity per limited resource
+        self._max_capacity: dict[tuple[int, bytes], list[int]] = {}
         self.skip_reason = None
         if not types:
             why = [f"{n} by {what}" for what, n in dropped.items() if n]
@@ -240,7 +261,7 @@ class Template:
             mask = self._offer_masks[(zones, cts)] = self.table.offer_mask(zones, cts)[self.rows]
         return mask
 
-    def restrict(self, options: np.ndarray, reqs: Requirements, keys) -> np.ndarray:
+    def restrict(self, options: np.ndarray, reqs: Requirements, keys: Iterable[str]) -> np.ndarray:
         """Options still compatible after `reqs` changed on `keys` (already compatible with the rest)."""
         offers = False
         for key in keys:
@@ -253,7 +274,7 @@ class Template:
         return options
 
     # --- resources ------------------------------------------------------------------------------
-    def fitting(self, options: np.ndarray, total) -> np.ndarray:
+    def fitting(self, options: np.ndarray, total: Sequence[int]) -> np.ndarray:
         if not len(options):
             return options
         need = np.asarray(total, dtype=np.int64).tolist()  # int64, as the table (refuses overflow)
@@ -273,7 +294,7 @@ class Template:
             remember(self._fit_cache, key, found)
         return found
 
-    def envelope(self, options: np.ndarray) -> tuple[tuple, tuple]:
+    def envelope(self, options: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Per resource, the largest and the smallest allocatable among the options."""
         if not self._columns:
             return (), ()
@@ -288,14 +309,14 @@ class Template:
             found = remember(self._envelopes, key, (tuple(high), tuple(low)))
         return found
 
-    def max_count(self, options: np.ndarray, used, request) -> int:
+    def max_count(self, options: np.ndarray, used: Sequence[int], request: Sequence[int]) -> int:
         """How many more pods of `request` fit next to `used` on the best option."""
         idx = [i for i, r in enumerate(request) if r > 0]
         free = self.alloc[options][:, idx] - np.asarray([used[i] for i in idx], dtype=np.int64)
         per = free // np.asarray([request[i] for i in idx], dtype=np.int64)
         return max(int(per.min(axis=1).max()), 0)
 
-    def within_limits(self, options: np.ndarray, remaining: dict) -> np.ndarray:
+    def within_limits(self, options: np.ndarray, remaining: Mapping[str, int]) -> np.ndarray:
         if not self.limit_keys or not len(options):
             return options
         if all(remaining[k] >= c for k, c in zip(self.limit_keys, self.limit_ceiling)):
@@ -304,7 +325,7 @@ class Template:
         bound = np.asarray([min(remaining[k], 2**62) for k in self.limit_keys], dtype=np.int64)
         return options[(self.limit_capacity[options] <= bound).all(axis=1)]
 
-    def max_capacity(self, options: np.ndarray) -> dict:
+    def max_capacity(self, options: np.ndarray) -> dict[str, int]:
         if not self.limit_keys or not len(options):
             return {}
         key = (options.dtype.num, options.tobytes())
@@ -318,7 +339,7 @@ class Template:
         for req in reqs.values():
             if req.min_values is None:
                 continue
-            values = set()
+            values: set[str] = set()
             for i in options.tolist():
                 values |= self.types[i].requirements.get(req.key).values
             if len(values) < req.min_values:
@@ -326,7 +347,7 @@ class Template:
         return None
 
     # --- launch ---------------------------------------------------------------------------------
-    def launch(self, options: np.ndarray, reqs: Requirements):
+    def launch(self, options: np.ndarray, reqs: Requirements) -> _Launch:
         """(type index, offering, option names by price): reserved, then spot, then on-demand; cheapest.
 
         Ties break on instance type name, then zone, so plans are reproducible."""
@@ -339,7 +360,7 @@ class Template:
         local, offering, names = chosen
         return local, offering, list(names)
 
-    def _launch(self, options: np.ndarray, zone: Requirement, ct: Requirement):
+    def _launch(self, options: np.ndarray, zone: Requirement, ct: Requirement) -> _Launch:
         t = self.table.offering_table()
         off_type, off_zone, off_ct, off_price = t.off_type, t.off_zone, t.off_ct, t.off_price
         allowed = self._launch_masks.get((zone, ct))
@@ -368,7 +389,7 @@ class Template:
                 return local, t.offerings[best], names
         return None, None, []
 
-    def diagnose(self, options: np.ndarray, reqs: Requirements, total, requests: dict) -> str:
+    def diagnose(self, options: np.ndarray, reqs: Requirements, total: Sequence[int], requests: dict[str, int]) -> str:
         """Why no option is left (InstanceTypeFilterError): requirements, resources or offerings."""
         compat = np.ones(len(options), dtype=bool)
         for key, req in reqs._reqs.items():

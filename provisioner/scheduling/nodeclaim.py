@@ -6,9 +6,21 @@ scheduler can skip the target for that variant from then on.
 """
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
 from kubefacts import labels as L
-from .requirements import Requirement
-from .taints import ports_conflict, untolerated
+from .requirements import Requirement, Requirements
+from .taints import HostPort, ports_conflict, untolerated
+
+if TYPE_CHECKING:  # provisioner.models imports this package at runtime
+    from provisioner.models import ExistingNode, Pod
+    from .instance_selection import Template
+    from .preferences import Variant
+    from .topology import Topology
 
 WELL_KNOWN = L.WELL_KNOWN_LABELS
 
@@ -17,7 +29,8 @@ class Proposal:
     """n pods fit (n > 0) with these requirements and options; or a rejection, final or for now."""
     __slots__ = ("n", "permanent", "requirements", "options")
 
-    def __init__(self, n, permanent=True, requirements=None, options=None):
+    def __init__(self, n: int, permanent: bool = True, requirements: Requirements | None = None,
+                 options: npt.NDArray[np.int64] | None = None) -> None:
         self.n, self.permanent = n, permanent
         self.requirements, self.options = requirements, options
 
@@ -27,11 +40,12 @@ REJECT_FOR_NOW = Proposal(0, False)
 _INCOMPATIBLE = object()
 
 
-def _changed(base, merged, keys):
+def _changed(base: Requirements, merged: Requirements, keys: Iterable[str]) -> Sequence[str]:
     return [k for k in keys if merged.raw(k) is not base.raw(k) and merged.raw(k) != base.raw(k)]
 
 
-def merge_topology(topology, variant, reqs, allow):
+def merge_topology(topology: Topology, variant: Variant, reqs: Requirements,
+                   allow: Collection[str]) -> tuple[Requirements | None, Sequence[str], str | None]:
     """Requirements after the topology narrows them, the keys it changed, or a rejection reason."""
     groups = variant.groups + variant.sig.inverse_selecting if variant.sig.inverse_selecting else variant.groups
     if not groups:
@@ -55,18 +69,21 @@ def merge_topology(topology, variant, reqs, allow):
 
 
 class NodeClaim:
-    def __init__(self, template, hostname: str, requirements, options, index: int, ndims: int):
+    envelope: tuple[tuple[int, ...], tuple[int, ...]] | None
+
+    def __init__(self, template: Template, hostname: str, requirements: Requirements,
+                 options: npt.NDArray[np.int64], index: int, ndims: int) -> None:
         self.template, self.hostname, self.index = template, hostname, index
         self.requirements = requirements
         self.taints = template.taints
         self.options = options
         self.used = [0] * ndims
         self.envelope = None  # (largest, smallest) allocatable among the options, when next needed
-        self.pods: list = []
-        self.host_ports: list = []
-        self.merge_cache: dict = {}
+        self.pods: list[Pod] = []
+        self.host_ports: list[HostPort] = []
+        self.merge_cache: dict[int, tuple[Requirements | None, Sequence[str]]] = {}
 
-    def propose(self, variant, k: int, topology) -> Proposal:
+    def propose(self, variant: Variant, k: int, topology: Topology) -> Proposal:
         tpl, sig = self.template, variant.sig
         for group, limit in variant.host_checks:
             if group.counts.get(self.hostname, 0) > limit:
@@ -122,7 +139,7 @@ class NodeClaim:
                 return REJECT_FINAL if final else REJECT_FOR_NOW
         return Proposal(n, requirements=reqs, options=options)
 
-    def commit(self, variant, proposal: Proposal, pods, topology) -> None:
+    def commit(self, variant: Variant, proposal: Proposal, pods: Iterable[Pod], topology: Topology) -> None:
         sig, n = variant.sig, proposal.n
         self.pods.extend(pods)
         self.used = [u + n * r for u, r in zip(self.used, sig.request_vector)]
@@ -139,7 +156,8 @@ class NodeClaim:
 class ExistingTarget:
     """A Node already in the cluster: fixed capacity, labels as requirements, no allow-undefined."""
 
-    def __init__(self, node, requirements, remaining: list, schedulable: bool, host_ports, index: int):
+    def __init__(self, node: ExistingNode, requirements: Requirements, remaining: list[int], schedulable: bool,
+                 host_ports: Iterable[HostPort], index: int) -> None:
         self.node, self.name, self.index = node, node.name, index
         self.hostname = node.labels.get(L.HOSTNAME, node.name)
         self.requirements = requirements
@@ -147,12 +165,12 @@ class ExistingTarget:
         self.remaining = remaining
         self.schedulable = schedulable  # false when any allocatable is already negative (resources.Fits)
         self.host_ports = list(host_ports)
-        self.pods: list = []
-        self.merge_cache: dict = {}
-        self.volume_limits: dict = {}  # CSI driver -> attachable volumes (CSINode), set by the scheduler
-        self.volume_usage: dict = {}  # CSI driver -> claims already attached
+        self.pods: list[Pod] = []
+        self.merge_cache: dict[int, Any] = {}  # merged Requirements, or the _INCOMPATIBLE sentinel
+        self.volume_limits: dict[str, int] = {}  # CSI driver -> attachable volumes (CSINode), set by the scheduler
+        self.volume_usage: dict[str, set[str]] = {}  # CSI driver -> claims already attached
 
-    def propose(self, variant, k: int, topology) -> Proposal:
+    def propose(self, variant: Variant, k: int, topology: Topology) -> Proposal:
         sig = variant.sig
         for group, limit in variant.host_checks:
             if group.counts.get(self.hostname, 0) > limit:
@@ -182,14 +200,14 @@ class ExistingTarget:
             n = min([k] + [have // r for have, r in zip(self.remaining, request) if r > 0])
         return Proposal(n, requirements=reqs)
 
-    def _exceeds_volume_limits(self, volumes) -> bool:
+    def _exceeds_volume_limits(self, volumes: Iterable[tuple[str, str]]) -> bool:
         for driver, limit in self.volume_limits.items():
             mine = {claim for d, claim in volumes if d == driver}
             if mine and len(self.volume_usage.get(driver, set()) | mine) > limit:
                 return True
         return False
 
-    def commit(self, variant, proposal: Proposal, pods, topology) -> None:
+    def commit(self, variant: Variant, proposal: Proposal, pods: Sequence[Pod], topology: Topology) -> None:
         sig, n = variant.sig, proposal.n
         self.pods.extend(pods)
         for pod in pods:

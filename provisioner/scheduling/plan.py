@@ -2,33 +2,41 @@
 nodes, and the reasons of the pods that found no place."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from kubefacts import labels as L
-from .nodeclaim import ExistingTarget
+from .nodeclaim import ExistingTarget, NodeClaim
 from .requirements import Requirements
+
+if TYPE_CHECKING:  # provisioner.models imports this package at runtime
+    from provisioner.models import InstanceType, Offering, Pod
 
 
 @dataclass
 class PlannedNodeClaim:
     nodepool: str
-    instance_type: object  # models.InstanceType
-    offering: object  # models.Offering
-    pods: list
-    requests: dict
-    options: list  # instance type names, cheapest first
-    labels: dict = field(default_factory=dict)
+    instance_type: InstanceType
+    offering: Offering
+    pods: list[Pod]
+    requests: dict[str, int]
+    options: list[str]  # instance type names, cheapest first
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
 class Results:
-    nodeclaims: list = field(default_factory=list)
-    existing: list = field(default_factory=list)  # (node name, [pods])
-    errors: dict = field(default_factory=dict)  # pod -> reason
-    pods: list = field(default_factory=list)
+    nodeclaims: list[PlannedNodeClaim] = field(default_factory=list)
+    # (node name, [pods]); the name is Any while provisioner.planning reuses its loop name `node`
+    # for an ExistingNode (a str here would fail its check)
+    existing: list[tuple[Any, list[Pod]]] = field(default_factory=list)
+    errors: dict[Pod, str] = field(default_factory=dict)  # pod -> reason
+    pods: list[Pod] = field(default_factory=list)
 
 
-def build_results(targets, pods, errors) -> Results:
+def build_results(targets: Iterable[NodeClaim | ExistingTarget], pods: Iterable[Pod],
+                  errors: dict[Pod, str]) -> Results:
     results = Results(errors=errors, pods=list(pods))
     for target in targets:
         if isinstance(target, ExistingTarget):
@@ -43,7 +51,7 @@ def build_results(targets, pods, errors) -> Results:
                 errors[pod] = f'nodepool "{tpl.name}": no offering left in the allowed zones and capacity types'
             continue
         it = tpl.types[index]
-        requests: dict = dict(tpl.daemon_overhead[index])
+        requests: dict[str, int] = dict(tpl.daemon_overhead[index])
         for pod in target.pods:  # resources.add, in place (one dict per NodeClaim, not per pod)
             for key, amount in pod.spec.requests.items():
                 requests[key] = requests.get(key, 0) + amount
@@ -52,9 +60,9 @@ def build_results(targets, pods, errors) -> Results:
     return results
 
 
-def node_labels(reqs: Requirements, it, offering) -> dict:
+def node_labels(reqs: Requirements, it: InstanceType, offering: Offering) -> dict[str, str]:
     """The labels the node would carry: NodePool labels, single-valued requirements, its type's labels."""
-    labels = {}
+    labels: dict[str, str] = {}
     for source in (it.requirements, reqs):
         for key, req in source._reqs.items():
             if not req.complement and len(req.values) == 1:

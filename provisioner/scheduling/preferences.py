@@ -9,29 +9,38 @@ NodePool has one). Identical pods share one Signature and therefore one chain of
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .requirements import Requirements
-from .taints import TOLERATE_PREFER_NO_SCHEDULE, untolerated
+from .taints import TOLERATE_PREFER_NO_SCHEDULE, Taint, Toleration, untolerated
+
+if TYPE_CHECKING:  # provisioner.models imports this package at runtime
+    from provisioner.models import PodAffinityTerm, PodSpec, TopologySpreadConstraint
+    from .instance_selection import Template
+    from .topology import TopologyGroup
+
+_Weighted = TypeVar("_Weighted", bound=tuple[int, Any])
 
 _SKIP = "skip"  # key of the existing-target skip pointers in Variant.dead
 
 
 @dataclass(frozen=True)
 class Constraints:
-    required_terms: tuple
-    preferred_terms: tuple  # (weight, Requirements), heaviest first
-    affinity_preferred: tuple  # (weight, term), heaviest first
-    anti_preferred: tuple
-    spread: tuple
-    tolerations: tuple
+    required_terms: tuple[Requirements, ...]
+    preferred_terms: tuple[tuple[int, Requirements], ...]  # (weight, Requirements), heaviest first
+    affinity_preferred: tuple[tuple[int, PodAffinityTerm], ...]  # (weight, term), heaviest first
+    anti_preferred: tuple[tuple[int, PodAffinityTerm], ...]
+    spread: tuple[TopologySpreadConstraint, ...]
+    tolerations: tuple[Toleration, ...]
 
 
-def _heaviest_first(items) -> tuple:
+def _heaviest_first(items: Iterable[_Weighted]) -> tuple[_Weighted, ...]:
     return tuple(sorted(items, key=lambda item: -item[0]))  # stable, like sort.SliceStable
 
 
-def initial(spec) -> Constraints:
+def initial(spec: PodSpec) -> Constraints:
     return Constraints(spec.required_terms, _heaviest_first(spec.preferred_terms),
                        _heaviest_first(spec.affinity_preferred), _heaviest_first(spec.anti_affinity_preferred),
                        spec.spread, spec.tolerations)
@@ -61,7 +70,8 @@ def relax(c: Constraints, tolerate_prefer_no_schedule: bool) -> tuple[Constraint
 class Variant:
     """One relaxation level of a signature, with everything the scheduler caches per level."""
 
-    def __init__(self, sig, level: int, constraints: Constraints, vid: int, volume=None):
+    def __init__(self, sig: Signature, level: int, constraints: Constraints, vid: int,
+                 volume: Requirements | None = None) -> None:
         spec = sig.spec
         self.sig, self.level, self.constraints, self.id = sig, level, constraints, vid
         self.merge_id = vid  # key of targets' requirement merges: one per distinct requirements (the scheduler's)
@@ -79,14 +89,14 @@ class Variant:
         if volume is not None:  # one volume topology alternative: node requirements only, not the strict ones
             self.requirements = self.requirements.merged(volume)
         self.tolerations = constraints.tolerations
-        self.groups: list = []  # owned topology groups, filled by the scheduler
+        self.groups: list[TopologyGroup] = []  # owned topology groups, filled by the scheduler
         self.monotone = True  # every rejection of a target is final (no zonal spread / affinity)
         self.free = True  # no topology of its own and no host ports: identical pods can be placed in bulk
-        self.host_checks: list = []  # (group, limit): a node whose count exceeds limit never fits (hostname key)
-        self.dead: dict = {}  # targets that can never take this variant (skip pointers under _SKIP; in-flight masks)
-        self.template_cache: dict = {}
+        self.host_checks: list[tuple[TopologyGroup, int]] = []  # (group, limit): a node whose count exceeds limit never fits (hostname key)
+        self.dead: dict[str, Any] = {}  # targets that can never take this variant (skip pointers under _SKIP; in-flight masks)
+        self.template_cache: dict[tuple[str, int], Any] = {}  # the taint here, the scheduler's static reasons
 
-    def template_taint(self, template):
+    def template_taint(self, template: Template) -> Taint | None:
         """The NodePool taint this variant does not tolerate (cached per template), or None."""
         key = ("taint", template.index)
         if key not in self.template_cache:
@@ -121,14 +131,14 @@ class Variant:
 class Signature:
     """Pods with identical scheduling needs (same PodSpec.key)."""
 
-    def __init__(self, spec, first_index: int, sid: int):
+    def __init__(self, spec: PodSpec, first_index: int, sid: int) -> None:
         self.spec, self.first_index, self.id = spec, first_index, sid
-        self.variants: list = []
-        self.alternatives: list = []  # per level, a variant per volume topology alternative (when more than one)
+        self.variants: list[Variant] = []
+        self.alternatives: list[list[Variant]] = []  # per level, a variant per volume topology alternative (when more than one)
         self.exhausted = False
-        self.inverse_owned: list = []  # inverse anti-affinity groups recording where these pods land
-        self.counting: list = []  # groups whose selector matches these pods
-        self.inverse_selecting: list = []  # other pods' required anti-affinity that excludes these pods
+        self.inverse_owned: list[TopologyGroup] = []  # inverse anti-affinity groups recording where these pods land
+        self.counting: list[TopologyGroup] = []  # groups whose selector matches these pods
+        self.inverse_selecting: list[TopologyGroup] = []  # other pods' required anti-affinity that excludes these pods
         self.topology_version = -1
-        self.request_vector: tuple = ()
-        self.current_volumes: frozenset = frozenset()  # the next pod's (driver, claim) volumes (CSINode limits)
+        self.request_vector: tuple[int, ...] = ()
+        self.current_volumes: frozenset[tuple[str, str]] = frozenset()  # the next pod's (driver, claim) volumes (CSINode limits)

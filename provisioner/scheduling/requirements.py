@@ -5,6 +5,7 @@ complemented) value set with optional integer bounds; Gt/Lt become inclusive bou
 """
 from __future__ import annotations
 
+from collections.abc import Collection, KeysView, ValuesView
 from typing import Iterable
 
 from kubefacts import labels as L
@@ -14,7 +15,7 @@ _MAX_INT = 2**63 - 1
 _NEGATIVE_OPS = (NOT_IN, DOES_NOT_EXIST)
 
 
-def _within(value: str, gte, lte) -> bool:
+def _within(value: str, gte: int | None, lte: int | None) -> bool:
     if gte is None and lte is None:
         return True
     try:
@@ -24,19 +25,21 @@ def _within(value: str, gte, lte) -> bool:
     return (gte is None or number >= gte) and (lte is None or number <= lte)
 
 
-def _max(a, b):
+def _max(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else max(a, b)
 
 
-def _min(a, b):
+def _min(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else min(a, b)
 
 
 class Requirement:
     __slots__ = ("key", "complement", "values", "gte", "lte", "min_values", "_hash", "_text")
+    _hash: int | None
+    _text: str | None
 
-    def __init__(self, key: str, complement: bool, values: frozenset = frozenset(),
-                 gte: int | None = None, lte: int | None = None, min_values: int | None = None):
+    def __init__(self, key: str, complement: bool, values: frozenset[str] = frozenset(),
+                 gte: int | None = None, lte: int | None = None, min_values: int | None = None) -> None:
         self.key = key
         self.complement = complement
         self.values = values
@@ -48,7 +51,7 @@ class Requirement:
 
     @classmethod
     def of(cls, key: str, operator: str, values: Iterable[str] = (), min_values: int | None = None,
-           operators=NODEPOOL_OPERATORS) -> "Requirement":
+           operators: Collection[str] = NODEPOOL_OPERATORS) -> "Requirement":
         """Build from a NodeSelectorRequirement; raises ValueError on an unknown operator."""
         key = L.NORMALIZED_LABELS.get(key, key)
         values = [str(v) for v in (values or ())]
@@ -139,10 +142,10 @@ class Requirement:
             return not self.values.isdisjoint(other.values)
         return any(v in other.values and _within(v, gte, lte) for v in self.values)
 
-    def _key(self):
+    def _key(self) -> tuple[str, bool, frozenset[str], int | None, int | None, int | None]:
         return (self.key, self.complement, self.values, self.gte, self.lte, self.min_values)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Requirement) and self._key() == other._key()
 
     def __hash__(self) -> int:
@@ -187,7 +190,7 @@ class Requirements:
         self.add(*requirements)
 
     @classmethod
-    def from_labels(cls, labels: dict) -> "Requirements":
+    def from_labels(cls, labels: dict[str, str]) -> "Requirements":
         return cls(Requirement.of(k, IN, [v]) for k, v in labels.items())
 
     def add(self, *requirements: Requirement) -> None:
@@ -216,16 +219,16 @@ class Requirements:
     def raw(self, key: str):
         return self._reqs.get(key)
 
-    def keys(self):
+    def keys(self) -> KeysView[str]:
         return self._reqs.keys()
 
-    def values(self):
+    def values(self) -> ValuesView[Requirement]:
         return self._reqs.values()
 
     def __len__(self) -> int:
         return len(self._reqs)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Requirements) and self._reqs == other._reqs
 
     __hash__ = None
@@ -235,7 +238,7 @@ class Requirements:
         clone._reqs = {k: v for k, v in self._reqs.items() if k not in keys}
         return clone
 
-    def compatible(self, incoming: "Requirements", allow_undefined=frozenset()) -> str | None:
+    def compatible(self, incoming: "Requirements", allow_undefined: Collection[str] = frozenset()) -> str | None:
         """None if `incoming` can be met here, else why not.
 
         Custom labels must be defined here unless `incoming` only excludes them; labels in
@@ -248,7 +251,7 @@ class Requirements:
             return f'label "{key}" does not have known values{self._hint(key, allow_undefined)}'
         return self.intersects(incoming)
 
-    def is_compatible(self, incoming: "Requirements", allow_undefined=frozenset()) -> bool:
+    def is_compatible(self, incoming: "Requirements", allow_undefined: Collection[str] = frozenset()) -> bool:
         return self.compatible(incoming, allow_undefined) is None
 
     def intersects(self, incoming: "Requirements") -> str | None:
@@ -266,7 +269,7 @@ class Requirements:
             return f"key {key}, {other!r} not in {existing!r}"
         return None
 
-    def _hint(self, key: str, allow_undefined) -> str:
+    def _hint(self, key: str, allow_undefined: Collection[str]) -> str:
         suffix = _suffix(key)
         for known in sorted(allow_undefined) + sorted(self._reqs):
             if key in known or known.endswith(suffix):

@@ -9,16 +9,31 @@ live in a template, so sharing one between runs changes no result.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from .instance_selection import Template
+from .taints import Taint
 from .topology import domain_universe
+
+if TYPE_CHECKING:  # provisioner.models imports this package at runtime
+    from provisioner.models import DaemonSet, InstanceType, NodePool
+
+# a NodePool with the instance types it may launch
+_Pools = Sequence[tuple["NodePool", Sequence["InstanceType"]]]
+# topology domain value -> the taint sets of the NodePools offering it
+_Universe = dict[str, list[tuple[Taint, ...]]]
 
 
 class SharedSetup:
-    def __init__(self):
-        self._templates: dict = {}
-        self._universes: dict = {}
+    def __init__(self) -> None:
+        self._templates: dict[tuple[int, int, tuple[str, ...], tuple[int, ...], int],
+                              tuple[NodePool, Sequence[InstanceType], list[DaemonSet], Template]] = {}
+        self._universes: dict[tuple[tuple[tuple[int, int], ...], str], tuple[list[tuple[NodePool, Sequence[InstanceType]]],
+                                                                           _Universe]] = {}
 
-    def template(self, nodepool, instance_types, dims: tuple, daemonsets, index: int) -> Template:
+    def template(self, nodepool: NodePool, instance_types: Sequence[InstanceType], dims: tuple[str, ...],
+                 daemonsets: Sequence[DaemonSet], index: int) -> Template:
         key = (id(nodepool), id(instance_types), dims, tuple(id(d) for d in daemonsets), index)
         found = self._templates.get(key)
         if found is None or found[0] is not nodepool or found[1] is not instance_types:
@@ -27,7 +42,7 @@ class SharedSetup:
                                             Template(nodepool, instance_types, dims, daemonsets, index))
         return found[3]
 
-    def universe(self, nodepools, key: str) -> dict:
+    def universe(self, nodepools: _Pools, key: str) -> _Universe:
         ident = (tuple((id(np_), id(its)) for np_, its in nodepools), key)
         found = self._universes.get(ident)
         if found is None:

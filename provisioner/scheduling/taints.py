@@ -1,6 +1,7 @@
 """Taints, tolerations and host ports (pkg/scheduling/taints.go, hostportusage.go)."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kubefacts.labels import NO_SCHEDULE, PREFER_NO_SCHEDULE
@@ -38,7 +39,7 @@ class Toleration:
 TOLERATE_PREFER_NO_SCHEDULE = Toleration(operator="Exists", effect=PREFER_NO_SCHEDULE)
 
 
-def untolerated(taints, tolerations) -> Taint | None:
+def untolerated(taints: Iterable[Taint], tolerations: Iterable[Toleration]) -> Taint | None:
     """The first taint none of the tolerations matches, or None when all are tolerated."""
     for taint in taints:
         if not any(t.tolerates(taint) for t in tolerations):
@@ -59,7 +60,7 @@ class HostPort:
         return self.ip == other.ip or self.ip in unspecified or other.ip in unspecified
 
 
-def ports_conflict(ports, used) -> HostPort | None:
+def ports_conflict(ports: Iterable[HostPort], used: Iterable[HostPort]) -> HostPort | None:
     for port in ports:
         for existing in used:
             if port.conflicts(existing):

@@ -6,12 +6,20 @@ placement; choosing a domain scans only the key's few domains (hostname is speci
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
 from kubefacts import labels as L
 from .requirements import Requirement, Requirements
-from .taints import untolerated
+from .taints import Taint, Toleration, untolerated
+
+if TYPE_CHECKING:  # provisioner.models imports this package at runtime
+    from provisioner.models import InstanceType, LabelSelector, NodePool, PodAffinityTerm, PodSpec
 
 SPREAD, AFFINITY, ANTI = "topology spread", "pod affinity", "pod anti-affinity"
-_NONE = frozenset()
+_NONE: frozenset[str] = frozenset()
+# topology domain value -> the taint sets of the NodePools offering it
+DomainTaints = dict[str, list[tuple[Taint, ...]]]
 
 
 class NodeFilter:
@@ -19,7 +27,8 @@ class NodeFilter:
     and required node-affinity terms (nodeAffinityPolicy=Honor) and tolerations (nodeTaintsPolicy=Honor)."""
     __slots__ = ("requirements", "taint_policy", "affinity_policy", "tolerations", "trivial", "key")
 
-    def __init__(self, node_selector: dict, required_terms, tolerations, taint_policy: str, affinity_policy: str):
+    def __init__(self, node_selector: dict[str, str], required_terms: Sequence[Requirements],
+                 tolerations: tuple[Toleration, ...], taint_policy: str, affinity_policy: str) -> None:
         selector = Requirements.from_labels(node_selector)
         terms = required_terms
         self.requirements = tuple(selector.merged(t) for t in terms) if terms else (selector,)
@@ -29,7 +38,8 @@ class NodeFilter:
         self.trivial = no_affinity and taint_policy != "Honor"
         self.key = (tuple(repr(r) for r in self.requirements), taint_policy, affinity_policy, self.tolerations)
 
-    def matches(self, taints, requirements: Requirements, allow_undefined=_NONE) -> bool:
+    def matches(self, taints: Iterable[Taint], requirements: Requirements,
+                allow_undefined: frozenset[str] = _NONE) -> bool:
         if self.affinity_policy == "Honor" and not any(
                 requirements.is_compatible(r, allow_undefined) for r in self.requirements):
             return False
@@ -42,7 +52,9 @@ class TopologyGroup:
     __slots__ = ("kind", "key", "namespaces", "selector", "max_skew", "min_domains", "node_filter",
                  "counts", "nonempty", "hostname", "id", "version")
 
-    def __init__(self, kind, key, namespaces, selector, max_skew=2**31 - 1, min_domains=None, node_filter=None):
+    def __init__(self, kind: str, key: str, namespaces: frozenset[str] | None, selector: LabelSelector,
+                 max_skew: int = 2**31 - 1, min_domains: int | None = None,
+                 node_filter: NodeFilter | None = None) -> None:
         self.kind, self.key, self.namespaces, self.selector = kind, key, namespaces, selector
         self.max_skew, self.min_domains, self.node_filter = max_skew, min_domains, node_filter
         self.counts: dict[str, int] = {}
@@ -53,7 +65,7 @@ class TopologyGroup:
         # a domain turning non-empty (or appearing) for affinity and anti-affinity.
         self.version = 0
 
-    def selects(self, spec) -> bool:
+    def selects(self, spec: PodSpec) -> bool:
         return (self.namespaces is None or spec.namespace in self.namespaces) and self.selector.matches(spec.labels)
 
     def register(self, domain: str) -> None:
@@ -81,7 +93,7 @@ class TopologyGroup:
             return self._affinity(pod_domains, node_domains, self_selecting)
         return self._anti(pod_domains, node_domains)
 
-    def _spread(self, pod_domains, node_domains, self_selecting) -> Requirement:
+    def _spread(self, pod_domains: Requirement, node_domains: Requirement, self_selecting: bool) -> Requirement:
         counts, extra = self.counts, 1 if self_selecting else 0
         if self.hostname and not node_domains.complement and len(node_domains.values) == 1:
             # A new hostname can always be created, so the global minimum for hostname is zero.
@@ -114,7 +126,7 @@ class TopologyGroup:
             return self.nonempty > 0
         return any(c > 0 and pod_domains.has(d) for d, c in self.counts.items())
 
-    def _affinity(self, pod_domains, node_domains, self_selecting) -> Requirement:
+    def _affinity(self, pod_domains: Requirement, node_domains: Requirement, self_selecting: bool) -> Requirement:
         counts = self.counts
         if self.hostname and not node_domains.complement and len(node_domains.values) == 1:
             (host,) = node_domains.values
@@ -138,7 +150,7 @@ class TopologyGroup:
                     return Requirement.in_(self.key, domain)
         return Requirement(self.key, False)
 
-    def _anti(self, pod_domains, node_domains) -> Requirement:
+    def _anti(self, pod_domains: Requirement, node_domains: Requirement) -> Requirement:
         counts = self.counts
         if self.hostname and not node_domains.complement and len(node_domains.values) == 1:
             (host,) = node_domains.values
@@ -153,16 +165,18 @@ class TopologyGroup:
 class Topology:
     """All topology groups of one scheduling run, shared by existing nodes and new NodeClaims."""
 
-    def __init__(self, domain_universe):
+    def __init__(self, domain_universe: Callable[[str], DomainTaints]) -> None:
         # domain_universe(key) -> {domain: [taint tuples]} for the key (TopologyDomainGroup).
         self._universe = domain_universe
-        self.groups: dict = {}
-        self.inverse: dict = {}
+        self.groups: dict[tuple[object, ...], TopologyGroup] = {}
+        self.inverse: dict[tuple[str, frozenset[str] | None, LabelSelector], TopologyGroup] = {}
         self.version = 0  # bumped when a group is created, so per-pod caches of groups refresh
-        self.existing = []  # (node labels, node taints, node requirements, bound pod specs)
+        # (node labels, node taints, node requirements, bound pod specs)
+        self.existing: list[tuple[dict[str, str], tuple[Taint, ...], Requirements, list[PodSpec]]] = []
 
-    def group(self, kind, key, namespaces, selector, owner_spec, max_skew=2**31 - 1, min_domains=None,
-              node_filter=None) -> TopologyGroup:
+    def group(self, kind: str, key: str, namespaces: frozenset[str] | None, selector: LabelSelector,
+              owner_spec: PodSpec, max_skew: int = 2**31 - 1, min_domains: int | None = None,
+              node_filter: NodeFilter | None = None) -> TopologyGroup:
         ident = (kind, key, namespaces, selector, max_skew, None if node_filter is None else node_filter.key)
         found = self.groups.get(ident)
         if found is not None:
@@ -177,7 +191,7 @@ class Topology:
         self.version += 1
         return tg
 
-    def inverse_group(self, term, owner_spec) -> TopologyGroup:
+    def inverse_group(self, term: PodAffinityTerm, owner_spec: PodSpec) -> TopologyGroup:
         ident = (term.topology_key, term.namespaces, term.selector)
         found = self.inverse.get(ident)
         if found is None:
@@ -188,7 +202,7 @@ class Topology:
             self.version += 1
         return found
 
-    def _register_universe(self, tg: TopologyGroup, owner_spec, honor_taints: bool) -> None:
+    def _register_universe(self, tg: TopologyGroup, owner_spec: PodSpec, honor_taints: bool) -> None:
         for domain, taint_sets in self._universe(tg.key).items():
             if not honor_taints or any(untolerated(t, owner_spec.tolerations) is None for t in taint_sets):
                 tg.register(domain)
@@ -205,7 +219,8 @@ class Topology:
             if n:
                 tg.record(domain, n)
 
-    def add_requirements(self, groups, strict: Requirements, node_reqs: Requirements, spec):
+    def add_requirements(self, groups: Iterable[TopologyGroup], strict: Requirements, node_reqs: Requirements,
+                         spec: PodSpec) -> tuple[list[Requirement], None] | tuple[None, TopologyGroup]:
         """Requirements the topology adds for a pod on a node; (None, group) when unsatisfiable."""
         added = []
         for tg in groups:
@@ -217,7 +232,8 @@ class Topology:
             added.append(domains)
         return added, None
 
-    def record(self, counting, owned_inverse, taints, reqs: Requirements, n: int, allow_undefined=_NONE) -> None:
+    def record(self, counting: Iterable[TopologyGroup], owned_inverse: Iterable[TopologyGroup], taints: Iterable[Taint],
+               reqs: Requirements, n: int, allow_undefined: frozenset[str] = _NONE) -> None:
         for tg in counting:
             if tg.node_filter is not None and not tg.node_filter.trivial and \
                     not tg.node_filter.matches(taints, reqs, allow_undefined):
@@ -238,15 +254,15 @@ class Topology:
                     tg.record(domain, n)
 
 
-def domain_universe(nodepools, key: str) -> dict:
+def domain_universe(nodepools: Iterable[tuple[NodePool, Iterable[InstanceType]]], key: str) -> DomainTaints:
     """Every value the NodePools (with their instance types) allow for a label, with the taints of
     the NodePools offering it (buildDomainGroups / TopologyDomainGroup)."""
-    domains: dict = {}
+    domains: DomainTaints = {}
     for nodepool, types in nodepools:
         base = Requirements(nodepool.requirements.values())
         base.add(*Requirements.from_labels(nodepool.labels).values())
         pool_req = base.raw(key)
-        values = set()
+        values: set[str] = set()
         for it in types:
             type_req = it.requirements.raw(key)
             if type_req is not None:

@@ -12,15 +12,23 @@ does.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
 from kubefacts import labels as L
 from kubefacts.errors import Refusal
+from .requirements import Requirements
+
+if TYPE_CHECKING:  # provisioner.models imports this package at runtime
+    from provisioner.models import StorageClass, Volume, VolumeClaim
 
 
 class VolumeError(Refusal):
     """Why Karpenter ignores this pod (the message upstream logs)."""
 
 
-def _claim_alternatives(claim, volumes: dict, classes: dict) -> list:
+def _claim_alternatives(claim: VolumeClaim, volumes: Mapping[str, Volume],
+                        classes: Mapping[str, StorageClass]) -> list[Requirements]:
     if claim.deleting:
         raise VolumeError(f"persistentvolumeclaim {claim.namespace}/{claim.name} is being deleted")
     if claim.lost:
@@ -50,7 +58,8 @@ def _claim_alternatives(claim, volumes: dict, classes: dict) -> list:
     return list(sc.allowed_topologies)
 
 
-def merge_alternatives(alternatives: list, volume_alternatives: list) -> list:
+def merge_alternatives(alternatives: Sequence[Requirements | None],
+                       volume_alternatives: Sequence[Requirements]) -> list[Requirements]:
     """mergeVolumeRequirementAlternatives: compatible combinations, else all of them."""
     merged = [a.merged(v) if a is not None else v for a in alternatives for v in volume_alternatives
               if a is None or a.intersects(v) is None]
@@ -59,10 +68,11 @@ def merge_alternatives(alternatives: list, volume_alternatives: list) -> list:
     return [a.merged(v) if a is not None else v for a in alternatives for v in volume_alternatives]
 
 
-def pod_volume_alternatives(claims: list, volumes: dict, classes: dict) -> tuple:
+def pod_volume_alternatives(claims: Sequence[VolumeClaim], volumes: Mapping[str, Volume],
+                            classes: Mapping[str, StorageClass]) -> tuple[Requirements, ...]:
     """GetRequirements: the node requirement alternatives a pod's claims impose, in order (empty
     for none); raises VolumeError."""
-    alternatives: list = [None]
+    alternatives: Sequence[Requirements | None] = [None]
     for claim in claims:
         found = _claim_alternatives(claim, volumes, classes)
         if found:
