@@ -174,6 +174,11 @@ class Cluster:
         return None
 
     def add_pod(self, pod: SimPod) -> None:
+        old = self.pods.get(pod.name)
+        if old is not None and old is not pod and old.node in self.nodes:
+            # A pod recreated under the name of one still bound replaces it: the node must not
+            # keep the old one's name (every name a node holds is a pod of the cluster).
+            self.nodes[old.node].pods.discard(pod.name)
         self.pods[pod.name] = pod
         if pod.node is None:
             self.pending[pod.name] = pod

@@ -1,0 +1,25 @@
+"""The replayed cluster's bookkeeping (provisioner/replay/cluster.py)."""
+from __future__ import annotations
+
+from provisioner.models import Inputs
+from provisioner.replay.cluster import Cluster, SimNode, SimPod
+
+
+def _pod(name: str) -> SimPod:
+    return SimPod(name, spec=None, workload=None, labels={}, annotations={}, owner=None, created_at=0.0)
+
+
+def test_a_pod_recreated_under_a_bound_pods_name_leaves_no_stale_name_on_the_node():
+    """Found by the pass-cache property test: a controller recreated `default/web-0` while the old
+    one was still bound; removing the new one left the name on the node, and the next scheduling
+    view looked it up (KeyError). Every name a node holds must be a pod of the cluster."""
+    cluster = Cluster([], Inputs())
+    node = SimNode("n1", "default", "m5.large", "on-demand", "us-east-1a", 0.1, {}, (), {}, {}, 0.0, ready_at=0.0)
+    cluster.nodes[node.name] = node
+    old = _pod("default/web-0")
+    cluster.add_pod(old)
+    cluster.bind(old, "n1", 1.0)
+    new = _pod("default/web-0")
+    cluster.add_pod(new)
+    cluster.remove_pod(new, 2.0)
+    assert node.pods == set() and cluster.pods == {}
