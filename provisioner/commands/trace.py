@@ -2,6 +2,8 @@
 the traces are built by provisioner.replay.sources."""
 from __future__ import annotations
 
+import argparse
+
 import sys
 
 import yaml
@@ -21,7 +23,6 @@ def _positive(text: str) -> float:
     except ValueError:
         value = -1
     if not 0 < value <= 366:
-        import argparse
         raise argparse.ArgumentTypeError("expected a number of days in (0, 366]")
     return value
 

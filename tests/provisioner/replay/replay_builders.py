@@ -94,3 +94,23 @@ def replay(capsys, tmp_path, manifests, events, *args, until="2h"):
 
 def base():
     return [nodeclass(), nodepool()]
+
+
+def random_event(kind, name, replicas, seconds, run_for, cpus=("100m", "1", "3", "250m")):
+    """One trace event for property tests, from a drawn (kind, name, replicas, seconds, run_for)."""
+    at = f"{seconds}s"
+    if kind == "deploy":
+        return {"at": at, "apply": deployment(name, replicas=replicas, cpu=cpus[replicas % len(cpus)])}
+    if kind == "job":
+        return {"at": at, "apply": job(name, parallelism=replicas, completions=replicas + 1), "runFor": f"{run_for}s"}
+    if kind == "cron":
+        return {"at": at, "apply": cronjob(name, schedule="*/7 * * * *"), "runFor": f"{run_for}s"}
+    if kind == "pdb":
+        return {"at": at, "apply": pdb(name, app=name, max_unavailable=replicas % 2)}
+    if kind == "scale":
+        return {"at": at, "scale": {"kind": "Deployment", "name": name, "replicas": replicas}}
+    if kind == "delete":
+        return {"at": at, "delete": {"kind": "Deployment", "name": name}}
+    if kind == "interrupt-node":
+        return {"at": at, "interrupt": {"node": f"default-0000{replicas % 3 + 1}"}}
+    return {"at": at, "interrupt": {"instanceType": "m5.large", "fraction": 0.5}}

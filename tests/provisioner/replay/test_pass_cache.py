@@ -12,26 +12,10 @@ from provisioner.replay.disruption import PassCache, disruption_pass
 from provisioner.replay.engine import Options, Replay
 from provisioner.replay.trace import parse_trace
 
-from tests.provisioner.replay.replay_builders import cronjob, deployment, job, nodeclass, nodepool, pdb
+from tests.provisioner.replay.replay_builders import random_event, deployment, nodeclass, nodepool
 
 NAMES = st.sampled_from(["web", "api", "etl"])
 
-
-def _event(kind, name, replicas, seconds, run_for):
-    at = f"{seconds}s"
-    if kind == "deploy":
-        return {"at": at, "apply": deployment(name, replicas=replicas, cpu=["100m", "1", "3", "250m"][replicas % 4])}
-    if kind == "job":
-        return {"at": at, "apply": job(name, parallelism=replicas, completions=replicas + 1), "runFor": f"{run_for}s"}
-    if kind == "cron":
-        return {"at": at, "apply": cronjob(name, schedule="*/7 * * * *"), "runFor": f"{run_for}s"}
-    if kind == "pdb":
-        return {"at": at, "apply": pdb(name, app=name, max_unavailable=replicas % 2)}
-    if kind == "scale":
-        return {"at": at, "scale": {"kind": "Deployment", "name": name, "replicas": replicas}}
-    if kind == "delete":
-        return {"at": at, "delete": {"kind": "Deployment", "name": name}}
-    return {"at": at, "interrupt": {"instanceType": "m5.large", "fraction": 0.5}}
 
 
 EVENTS = st.lists(st.tuples(st.sampled_from(["deploy", "job", "cron", "pdb", "scale", "delete", "interrupt"]), NAMES,
@@ -54,7 +38,7 @@ def _run(objects, trace, cache):
 @given(POOLS, EVENTS)
 def test_pass_cache_gives_the_same_replay_as_reading_every_pass_afresh(objects, items):
     items = sorted(items, key=lambda i: i[3])
-    trace = parse_trace({"events": [_event(*i) for i in items]}, "t.yaml")
+    trace = parse_trace({"events": [random_event(*i) for i in items]}, "t.yaml")
     try:
         plain, _ = _run(objects, trace, None)
     except InputError:

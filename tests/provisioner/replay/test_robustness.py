@@ -5,29 +5,14 @@ from provisioner.errors import InputError
 from provisioner.replay.engine import Options, Replay
 from provisioner.replay.trace import parse_trace
 
-from tests.provisioner.replay.replay_builders import base, cronjob, deployment, job, pdb
+from tests.provisioner.replay.replay_builders import random_event, base
 
 NAMES = st.sampled_from(["web", "api", "etl", "ghost"])
 TIMES = st.integers(min_value=0, max_value=7200)
 
 
-def _event(kind, name, replicas, seconds, run_for):
-    at = f"{seconds}s"
-    if kind == "deploy":
-        return {"at": at, "apply": deployment(name, replicas=replicas, cpu=["100m", "1", "3", "70"][replicas % 4])}
-    if kind == "job":
-        return {"at": at, "apply": job(name, parallelism=replicas, completions=replicas + 1), "runFor": f"{run_for}s"}
-    if kind == "cron":
-        return {"at": at, "apply": cronjob(name, schedule="*/7 * * * *"), "runFor": f"{run_for}s"}
-    if kind == "pdb":
-        return {"at": at, "apply": pdb(name, app=name, max_unavailable=replicas % 2)}
-    if kind == "scale":
-        return {"at": at, "scale": {"kind": "Deployment", "name": name, "replicas": replicas}}
-    if kind == "delete":
-        return {"at": at, "delete": {"kind": "Deployment", "name": name}}
-    if kind == "interrupt-node":
-        return {"at": at, "interrupt": {"node": f"default-0000{replicas % 3 + 1}"}}
-    return {"at": at, "interrupt": {"instanceType": "m5.large", "fraction": 0.5}}
+def _event(*drawn):
+    return random_event(*drawn, cpus=("100m", "1", "3", "70"))  # 70 CPUs: a pod no type holds
 
 
 events = st.lists(st.tuples(st.sampled_from(["deploy", "job", "cron", "pdb", "scale", "delete", "interrupt-node",
