@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from components.config.teams import BUDGET_ANNOTATION
+from kubefacts.platform import TEAM_LABEL
 
 
 def cost_report(manifests: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -16,7 +17,7 @@ def cost_report(manifests: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     budgets: dict[str, float] = {}
     for obj in objects:
         raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(BUDGET_ANNOTATION)
-        team = ((obj.get("metadata") or {}).get("labels") or {}).get("karpenter-platform.io/team")
+        team = ((obj.get("metadata") or {}).get("labels") or {}).get(TEAM_LABEL)
         if raw is not None and team:
             budgets[team] = float(raw)
     totals = team_totals(ceilings)

@@ -17,18 +17,17 @@ annotation keys are qualified names and all annotations together hold at most 25
 
 from __future__ import annotations
 
-
+from kubefacts.platform import TEAM_LABEL
 
 MAX_REQUIREMENTS = 100
 MAX_LABELS = 100
 MAX_BUDGETS = 50
 
-TEAM_LABEL_KEY = "karpenter-platform.io/team"  # same as teams.TEAM_LABEL (teams imports nodepools)
+TEAM_LABEL_KEY = TEAM_LABEL
 
 # Label, taint and requirement rules live in the kernel (kubefacts.labels).
 from kubefacts.labels import qualified_name  # noqa: E402
 from kubefacts.validation.metadata import MAX_ANNOTATIONS_BYTES  # noqa: E402
-
 
 # --- object metadata ---------------------------------------------------------------------------
 

@@ -13,8 +13,9 @@ from typing import Any, Callable, Iterable, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from kubefacts.platform import TEAM_LABEL
+
 PREFIX = "provisioner"
-TEAM_LABEL = "karpenter-platform.io/team"
 NO_TEAM = "none"
 MAX_REASONS = 30
 OTHER = "other"

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from kubefacts import labels as L
+from kubefacts.platform import TEAM_LABEL
+
 from ..api import nodepool_instance_types, resolve_catalog
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
 from ..loader import load_objects
 from ..scheduling.instance_selection import Template
-
-TEAM_LABEL = "karpenter-platform.io/team"
 
 
 @dataclass(frozen=True)
