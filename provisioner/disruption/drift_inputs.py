@@ -1,5 +1,6 @@
 """Drift's inputs: NodePools and EC2NodeClasses as the views their static hashes count, and the
-nodes of a snapshot. Pure (objects in, dataclasses out); bad input raises InputError with the key path.
+nodes drift counts, taken from the one cluster model (provisioner.state). Pure (objects in,
+dataclasses out); bad input raises InputError with the key path.
 
 Hash views follow kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go `NodePool.Hash()` (spec.template,
 requirements `hash:"ignore"`) and aws/karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
+from ..state.cluster import Cluster
 from kubefacts.duration import go_seconds
 from kubefacts.labels import NORMALIZED_LABELS
 from .node_requirements import Requirements, requirement_set
@@ -65,7 +67,7 @@ class NodeClass:
 
 @dataclass
 class Machine:
-    """One node as drift sees it: a NodeClaim and/or its Node."""
+    """One node as drift sees it: a StateNode (a NodeClaim and/or its Node) of a NodePool."""
     name: str
     pool: str
     nodeclass: str | None
@@ -303,62 +305,28 @@ def _expand(objects: Sequence[Any], origins: Sequence[str] | None):
             yield obj, where
 
 
-def read_snapshot(objects: Sequence[Any], origins: Sequence[str] | None,
-                  pools_before: Mapping[str, NodePool]) -> list[Machine]:
-    """Karpenter nodes from Nodes and NodeClaims (`kubectl get -o yaml`); a NodeClaim and its Node
-    (status.nodeName or providerID) are one machine. Deleting and not-launched NodeClaims are left
-    out: drift.go clears Drifted on NodeClaims that are not Launched, and a deleting node is
-    already being replaced."""
-    nodes, claims = [], []
-    for obj, where in _expand(objects, origins):
-        kind = obj.get("kind")
-        if kind not in ("Node", "NodeClaim"):
-            continue
-        meta, name, label = _named(obj, kind, where)
-        labels = _string_map(meta.get("labels"), "metadata.labels", where, label)
-        annotations = _string_map(meta.get("annotations"), "metadata.annotations", where, label)
-        spec = _mapping(obj.get("spec"), "spec", where, label)
-        status = _mapping(obj.get("status"), "status", where, label)
-        deleting = bool(meta.get("deletionTimestamp"))
-        if kind == "Node":
-            nodes.append({"name": name, "labels": labels, "provider": _text(spec.get("providerID")),
-                          "deleting": deleting})
-        else:
-            conditions = status.get("conditions") or []
-            if not isinstance(conditions, list):
-                raise InputError("expected a list", origin=where, obj=label, path="status.conditions")
-            launched = [c for c in conditions if isinstance(c, Mapping) and c.get("type") == "Launched"]
-            is_launched = (str(launched[0].get("status")) == "True") if launched else bool(status.get("providerID"))
-            ref = _mapping(spec.get("nodeClassRef"), "spec.nodeClassRef", where, label)
-            claims.append({"name": name, "labels": labels, "annotations": annotations, "deleting": deleting,
-                           "launched": is_launched, "node": _text(status.get("nodeName")),
-                           "provider": _text(status.get("providerID")), "nodeclass": _text(ref.get("name"))})
+def candidates(cluster: Cluster, pools_before: Mapping[str, NodePool]) -> list[Machine]:
+    """Drift's nodes from the one cluster model (provisioner.state.reader.load_cluster(facts=True)):
+    a StateNode (a NodeClaim and/or its Node) of a NodePool counts unless its Node or NodeClaim is
+    deleting (it is already being replaced) or its NodeClaim is not launched (drift.go clears
+    Drifted on NodeClaims that are not Launched). Its labels, annotations and node class are its
+    NodeClaim's when the snapshot holds one, else its Node's (then its hash is assumed current)."""
     machines: list[Machine] = []
-    claimed_nodes = set()
-    by_provider = {n["provider"]: n for n in nodes if n["provider"]}
-    by_name = {n["name"]: n for n in nodes}
-    for claim in claims:
-        node = by_name.get(claim["node"]) or by_provider.get(claim["provider"])
-        if node is not None:
-            claimed_nodes.add(node["name"])
-        if claim["deleting"] or (node is not None and node["deleting"]) or not claim["launched"]:
+    for state in cluster.nodes:
+        claim = state.claim if state.claim is not None and not state.claim.synthesized else None
+        node = state.meta
+        if (node is not None and node.deleting) or (claim is not None and (claim.deleting or not claim.launched)):
             continue
-        pool = claim["labels"].get(NODEPOOL_LABEL) or (node or {}).get("labels", {}).get(NODEPOOL_LABEL)
-        if not pool:
+        node_pool = node.labels.get(NODEPOOL_LABEL) if node is not None else None
+        if claim is None:
+            if node is not None and node_pool:
+                machines.append(Machine(node.name, node_pool, _pool_class(pools_before, node_pool), node.labels, None))
             continue
-        machines.append(Machine(node["name"] if node else claim["name"], pool, claim["nodeclass"] or _pool_class(
-            pools_before, pool), claim["labels"], claim["annotations"]))
-    for node in nodes:
-        if node["name"] in claimed_nodes or node["deleting"]:
-            continue
-        pool = node["labels"].get(NODEPOOL_LABEL)
+        pool = claim.labels.get(NODEPOOL_LABEL) or node_pool
         if pool:
-            machines.append(Machine(node["name"], pool, _pool_class(pools_before, pool), node["labels"], None))
+            machines.append(Machine(state.name, pool, claim.nodeclass or _pool_class(pools_before, pool),
+                                    claim.labels, claim.annotations))
     return sorted(machines, key=lambda m: m.name)
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _pool_class(pools: Mapping[str, NodePool], pool: str) -> str | None:
