@@ -43,14 +43,15 @@ class InvalidObject(ValueError):
     (the same verdict and words as the config, the importer and the provisioner)."""
 
 
-def judge(*objects: Mapping[str, Any] | None) -> None:
+def judge(*objects: Mapping[str, Any] | None, release: str | None = None) -> None:
     """Raises InvalidObject with the first refusal of the one validator (CRD schema, CEL,
-    Karpenter's runtime checks) among whole stack objects; None entries are skipped."""
+    Karpenter's runtime checks) among whole stack objects; None entries are skipped. `release`:
+    the Karpenter release the stack pins (policies.helm.karpenter_version; None: the newest)."""
     from kubefacts.validation import validate
 
     for obj in objects:
         if obj is not None:
-            errors = validate(_integral(obj))
+            errors = validate(_integral(obj), release=release)
             if errors:
                 raise InvalidObject(errors[0].words)
 

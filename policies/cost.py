@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping
 from components.config.teams import BUDGET_ANNOTATION, TEAM_LABEL
 
 from . import catalog
+from .helm import karpenter_version
 from .model import NODEPOOL, Stack, Violation, contains_unknown
 from .nodepools import _NODECLASS_FIELDS, _known_requirements, _node_class, _pools, _valid_pool_types
 from .registry import policy
@@ -35,7 +36,8 @@ def pool_worst_case(stack: Stack, pool) -> float | None:
     whole_class = None if node_class is None else node_class.props
     if not contains_unknown(pool.props) and not contains_unknown(whole_class):
         try:
-            catalog.judge(pool.props, whole_class)  # an invalid pool has no worst case (has-instance-types says why)
+            # an invalid pool has no worst case (has-instance-types says why)
+            catalog.judge(pool.props, whole_class, release=karpenter_version(stack))
         except catalog.InvalidObject:
             return None
     key = json.dumps([template, limits, class_spec, node_class.prop("metadata", "name") if node_class else None],

@@ -15,7 +15,7 @@ from components.config.odigos import TAINTING_MOUNT_METHODS
 from components.config.teams import ALLOW_SPOT_ANNOTATION, LARGEST_POD_ANNOTATION, TEAM_LABEL
 
 from . import catalog, levels
-from .helm import releases
+from .helm import karpenter_version, releases
 from .model import HELM_RELEASE, NODECLASS, NODEPOOL, UNKNOWN, Resource, Stack, Violation, contains_unknown
 from .registry import policy
 
@@ -58,7 +58,8 @@ def _pool_types(stack: Stack, pool: Resource) -> catalog.PoolTypes | None:
         return None
     whole_class = None if node_class is None else node_class.props
     if not contains_unknown(pool.props) and not contains_unknown(whole_class):
-        catalog.judge(pool.props, whole_class)  # the whole objects, as the API server and Karpenter see them
+        # the whole objects, as the API server and Karpenter of the pinned release see them
+        catalog.judge(pool.props, whole_class, release=karpenter_version(stack))
     pool_object = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": pool.prop("metadata", "name")},
                    "spec": {"template": {"spec": template}}}
     class_object = None if node_class is None else {
