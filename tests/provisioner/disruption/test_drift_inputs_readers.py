@@ -15,7 +15,7 @@ def test_reader_without_a_name_says_missing_metadata_name(reader, kind, metadata
     with pytest.raises(InputError) as err:
         reader({"kind": kind, "metadata": metadata}, "a.yaml")
     assert (str(err.value), err.value.path, err.value.origin) == (
-        f"a.yaml: {kind}: metadata.name: missing", "metadata.name", "a.yaml")
+        f'a.yaml: {kind} "(unnamed)": metadata.name: missing', "metadata.name", "a.yaml")
 
 
 def test_snapshot_node_without_a_name_says_missing_metadata_name():
