@@ -83,3 +83,15 @@ def test_provisioner_commands_without_a_stack_judge_by_the_newest_release(tmp_pa
     assert L.DEFAULT_RELEASE == "1.14.1"
     assert main(["simulate", "-f", str(path)]) == 0
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("version, priced", [("1.10.2", False), ("1.14.1", True)])
+def test_cost_policies_price_only_a_pool_the_pinned_release_accepts(version, priced):
+    """team-budget's worst case (policies.cost.pool_worst_case) skips a pool the pinned release refuses."""
+    from policies.cost import pool_worst_case
+    from policies.model import Resource, Stack
+
+    stack = Stack("prod", tuple(Resource(r["type"], r["name"], r["urn"], r["props"]) for r in _stack(version)))
+    [nodepool] = stack.of_type("kubernetes:karpenter.sh/v1:NodePool")
+    nodepool.props["spec"]["limits"] = {"cpu": "64", "memory": "256Gi"}
+    assert (pool_worst_case(stack, nodepool) is not None) is priced
