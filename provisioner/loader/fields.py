@@ -33,6 +33,11 @@ class Ctx:
             raise self.error(path, f"expected a mapping, got {shown(value)}")
         return value
 
+    def parts(self, obj: dict, *keys: str) -> tuple[dict, ...]:
+        """The object's top-level mappings named by `keys` (metadata, spec, status), in order; {}
+        for an absent one."""
+        return tuple(self.mapping(obj.get(key), key) for key in keys)
+
     def sequence(self, value, path: str) -> list:
         if value is None:
             return []

@@ -41,9 +41,7 @@ def load_csinode(obj: dict, ctx: Ctx) -> tuple[str, dict]:
 
 
 def load_claim(obj: dict, ctx: Ctx) -> VolumeClaim:
-    metadata = ctx.mapping(obj.get("metadata"), "metadata")
-    spec = ctx.mapping(obj.get("spec"), "spec")
-    status = ctx.mapping(obj.get("status"), "status")
+    metadata, spec, status = ctx.parts(obj, "metadata", "spec", "status")
     annotations = ctx.mapping(metadata.get("annotations"), "metadata.annotations")
     volume_name = ctx.string(spec.get("volumeName"), "spec.volumeName")
     return VolumeClaim(
@@ -60,8 +58,7 @@ def load_claim(obj: dict, ctx: Ctx) -> VolumeClaim:
 
 
 def load_volume(obj: dict, ctx: Ctx) -> Volume:
-    metadata = ctx.mapping(obj.get("metadata"), "metadata")
-    spec = ctx.mapping(obj.get("spec"), "spec")
+    metadata, spec = ctx.parts(obj, "metadata", "spec")
     affinity = ctx.mapping(spec.get("nodeAffinity"), "spec.nodeAffinity")
     required = ctx.mapping(affinity.get("required"), "spec.nodeAffinity.required")
     return Volume(
