@@ -13,6 +13,17 @@ from typing import Any, Iterator, Protocol
 from .kinds import CSINODE, DAEMONSET, NODE, PDB, POD, PV, PVC, STORAGECLASS, Kind
 
 
+# The built-in kinds' list calls (across all namespaces): (KubernetesApi's client, its method).
+# Custom resources go through CustomObjectsApi.
+_BUILTIN_LISTS = {
+    POD: ("core", "list_pod_for_all_namespaces"), NODE: ("core", "list_node"),
+    DAEMONSET: ("apps", "list_daemon_set_for_all_namespaces"),
+    PDB: ("policy", "list_pod_disruption_budget_for_all_namespaces"),
+    PVC: ("core", "list_persistent_volume_claim_for_all_namespaces"), PV: ("core", "list_persistent_volume"),
+    STORAGECLASS: ("storage", "list_storage_class"), CSINODE: ("storage", "list_csi_node"),
+}
+
+
 class ApiError(Exception):
     """A failed API call; `status` is the HTTP status, 0 when no response came back."""
 
@@ -88,22 +99,9 @@ class KubernetesApi:
 
 
     def _lister(self, kind: Kind):
-        if kind == POD:
-            return self.core.list_pod_for_all_namespaces, {}
-        if kind == NODE:
-            return self.core.list_node, {}
-        if kind == DAEMONSET:
-            return self.apps.list_daemon_set_for_all_namespaces, {}
-        if kind == PDB:
-            return self.policy.list_pod_disruption_budget_for_all_namespaces, {}
-        if kind == PVC:
-            return self.core.list_persistent_volume_claim_for_all_namespaces, {}
-        if kind == PV:
-            return self.core.list_persistent_volume, {}
-        if kind == STORAGECLASS:
-            return self.storage.list_storage_class, {}
-        if kind == CSINODE:
-            return self.storage.list_csi_node, {}
+        if kind in _BUILTIN_LISTS:
+            api, method = _BUILTIN_LISTS[kind]
+            return getattr(getattr(self, api), method), {}
         return self.custom.list_cluster_custom_object, {"group": kind.group, "version": kind.version, "plural": kind.plural}
 
     def _call(self, func, **kwargs) -> Any:

@@ -223,8 +223,7 @@ def check_pod_ceiling(ctx: Ctx, kind: str, count: int, limit: int) -> None:
 def load_controller(obj: dict, ctx: Ctx, kind: str, namespace_labels: dict, count: int | None = None,
                     start: int = 0) -> list:
     """The controller's pods; `count` (default: its replicas) pods named from index `start`."""
-    metadata = ctx.mapping(obj.get("metadata"), "metadata")
-    spec = ctx.mapping(obj.get("spec"), "spec")
+    metadata, spec = ctx.parts(obj, "metadata", "spec")
     namespace = ctx.string(metadata.get("namespace"), "metadata.namespace", "default")
     name = ctx.string(metadata.get("name"), "metadata.name")
     if count is None:

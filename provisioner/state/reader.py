@@ -125,9 +125,7 @@ def _tolerates_disrupted(ctx: Ctx, spec: dict) -> bool:
 
 
 def load_pod_info(obj: dict, ctx: Ctx) -> PodInfo:
-    meta = _meta(obj, ctx)
-    spec = ctx.mapping(obj.get("spec"), "spec")
-    status = ctx.mapping(obj.get("status"), "status")
+    meta, spec, status = ctx.parts(obj, "metadata", "spec", "status")
     namespace = ctx.string(meta.get("namespace"), "metadata.namespace", "default")
     owners = tuple((str(o.get("apiVersion") or ""), str(o.get("kind") or ""))
                    for o in ctx.sequence(meta.get("ownerReferences"), "metadata.ownerReferences") if isinstance(o, dict))
@@ -156,9 +154,7 @@ def _int_or_percent(value) -> tuple[str, object] | None:
 
 
 def load_pdb(obj: dict, ctx: Ctx) -> Pdb:
-    meta = _meta(obj, ctx)
-    spec = ctx.mapping(obj.get("spec"), "spec")
-    status = ctx.mapping(obj.get("status"), "status")
+    meta, spec, status = ctx.parts(obj, "metadata", "spec", "status")
     namespace = ctx.string(meta.get("namespace"), "metadata.namespace", "default")
     max_unavailable = _int_or_percent(spec.get("maxUnavailable"))
     min_available = _int_or_percent(spec.get("minAvailable"))
