@@ -46,7 +46,7 @@ def build_results(targets: Iterable[NodeClaim | ExistingTarget], pods: Iterable[
         tpl = target.template
         reqs = target.requirements.without(L.HOSTNAME)
         index, offering, names = tpl.launch(target.options, reqs)
-        if index is None:  # defensive: options are always filtered to ones with an offering
+        if index is None or offering is None:  # both or neither; defensive: options always have an offering
             for pod in target.pods:
                 errors[pod] = f'nodepool "{tpl.name}": no offering left in the allowed zones and capacity types'
             continue
