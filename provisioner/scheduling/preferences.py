@@ -128,6 +128,16 @@ class Variant:
         skip[i] = i + 1
 
 
+def skip_runs(starts: Iterable[int], ends: Iterable[int]) -> dict[str, Any]:
+    """A Variant.dead that skips the targets of each run [start, end), known to reject the variant
+    forever: each points past its run, the way `kill` leaves them once path-compressed."""
+    skip = array("i")
+    for start, end in zip(starts, ends):
+        skip.extend(range(len(skip), start))
+        skip.extend(array("i", [end]) * (end - start))
+    return {_SKIP: skip} if skip else {}
+
+
 class Signature:
     """Pods with identical scheduling needs (same PodSpec.key)."""
 

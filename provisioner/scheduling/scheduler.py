@@ -22,7 +22,7 @@ from .inflight import InflightClaims
 from .instance_selection import Template
 from .nodeclaim import WELL_KNOWN, NodeClaim, Proposal, hostname_requirement, merge_topology
 from .plan import PlannedNodeClaim, Results, build_results
-from .preferences import Signature, Variant, initial, relax
+from .preferences import Signature, Variant, initial, relax, skip_runs
 from .requirements import Requirements
 from .taints import ports_conflict
 from .topology import AFFINITY, ANTI, SPREAD, NodeFilter, Topology, domain_universe
@@ -88,7 +88,7 @@ class Scheduler:
         remaining, schedulable = self.existing.matrix(self.dims)
         bad = ~(schedulable & (remaining >= np.asarray(request)).all(axis=1))
         edges = np.diff(np.concatenate(([0], bad.astype(np.int8), [0])))
-        return dict(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()))
+        return skip_runs(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist())
 
     def _universe(self, key: str) -> dict:
         if key not in self._universe_cache:
