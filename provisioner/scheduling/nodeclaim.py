@@ -50,8 +50,8 @@ def _changed(base: Requirements, merged: Requirements, keys: Iterable[str]) -> S
     return [k for k in keys if merged.raw(k) is not base.raw(k) and merged.raw(k) != base.raw(k)]
 
 
-def merge_topology(topology: Topology, variant: Variant, reqs: Requirements,
-                   allow: Collection[str]) -> tuple[Requirements | None, Sequence[str], str | None]:
+def merge_topology(topology: Topology, variant: Variant, reqs: Requirements, allow: Collection[str]
+                   ) -> tuple[Requirements, Sequence[str], None] | tuple[None, Sequence[str], str]:
     """Requirements after the topology narrows them, the keys it changed, or a rejection reason."""
     groups = variant.groups + variant.sig.inverse_selecting if variant.sig.inverse_selecting else variant.groups
     if not groups:
