@@ -1,6 +1,8 @@
 """Typed access to Kubernetes object dicts that reports the key path of anything malformed."""
 from __future__ import annotations
 
+from typing import Any
+
 from kubefacts import quantity
 from kubefacts.quantity import REQUEST_MAX_MILLI
 from kubefacts.labels import EFFECTS, POD_OPERATORS, TOLERATION_OPERATORS
@@ -14,6 +16,11 @@ def shown(value) -> str:
     """The value as written, for a message: its type and its text, cut to a readable length."""
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def mapping_or_empty(value: object) -> dict[Any, Any]:
+    """The value when it is a mapping, else an empty one (for lenient reads that never raise)."""
+    return value if isinstance(value, dict) else {}
 
 
 class Ctx:
