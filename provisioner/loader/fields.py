@@ -1,7 +1,7 @@
 """Typed access to Kubernetes object dicts that reports the key path of anything malformed."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 from kubefacts import quantity
 from kubefacts.quantity import REQUEST_MAX_MILLI
@@ -54,7 +54,13 @@ class Ctx:
             raise self.error(path, f"expected a string, got {shown(value)}")
         return str(value)
 
-    def integer(self, value, path: str, default: int | None = None) -> int | None:
+    @overload
+    def integer(self, value: object, path: str, default: int) -> int: ...
+
+    @overload
+    def integer(self, value: object, path: str, default: None = None) -> int | None: ...
+
+    def integer(self, value: object, path: str, default: int | None = None) -> int | None:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, str)):
