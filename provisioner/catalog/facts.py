@@ -104,15 +104,15 @@ def facts_from_dict(item: dict, where: str) -> TypeFacts:
     family, _, size = name.partition(".")
     match = _SCHEME.match(name)
     try:
-        offerings = None
+        offerings: tuple[Offering, ...] | None = None
         if item.get("offerings") is not None:
-            offerings = []
+            listed: list[Offering] = []
             for i, o in enumerate(item["offerings"]):
                 if not isinstance(o, dict) or not o.get("zone") or o.get("capacity_type") not in CAPACITY_TYPES:
                     raise fail(f"offerings[{i}]", "needs zone, capacity_type (on-demand|spot|reserved) and price")
-                offerings.append(Offering(str(o["zone"]), o["capacity_type"], price(o["price"], f"offerings[{i}].price"),
-                                          price_is_estimate=bool(o.get("price_is_estimate", False))))
-            offerings = tuple(offerings)
+                listed.append(Offering(str(o["zone"]), o["capacity_type"], price(o["price"], f"offerings[{i}].price"),
+                                       price_is_estimate=bool(o.get("price_is_estimate", False))))
+            offerings = tuple(listed)
         return TypeFacts(
             name=name, vcpu=int(item["vcpu"]), memory_mib=int(item["memory_mib"]),
             arch=str(item.get("arch") or "amd64"), cpu_manufacturer=item.get("cpu_manufacturer"),

@@ -45,7 +45,8 @@ def run(args) -> int:
     objects, origins, skipped = screened(objects, origins, args)
     catalog = load_catalog_arg(args)
     snap = load_cluster(objects, origins)
-    for warning in skipped + list(snap.inputs.warnings):
+    read = snap.inputs.warnings if snap.inputs is not None else []  # the reader always sets inputs
+    for warning in skipped + list(read):
         print(f"warning: {warning}", file=sys.stderr)
     gate = None if args.spot_to_spot is None else args.spot_to_spot == "on"
     result = consolidate(snap, catalog=catalog, region=args.region, zones=args.zones, spot_discount=args.spot_discount,

@@ -123,11 +123,11 @@ def run(args) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, shutdown)
-    sink, recorder = messages.put, None
+    sink, trace = messages.put, None
     if args.record_trace:
         from ..replay.recorder import TraceRecorder
-        recorder = TraceRecorder(args.record_trace, clock)
-        sink = recorder.wrap(sink)
+        trace = TraceRecorder(args.record_trace, clock)
+        sink = trace.wrap(sink)
     start_reflectors(api, WATCHED, sink, stop, watch_timeout=args.watch_timeout)
     if holder.load_live is not None:
         threading.Thread(target=holder.run, args=(stop, args.catalog_refresh, clock), name="catalog",
@@ -138,6 +138,6 @@ def run(args) -> int:
     finally:
         worker.close()
         server.shutdown()
-        if recorder is not None:
-            recorder.flush()
+        if trace is not None:
+            trace.flush()
     return 0

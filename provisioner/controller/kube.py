@@ -39,6 +39,11 @@ class Gone(ApiError):
         super().__init__(410, message)
 
 
+# Named outside the classes: in their bodies `list` is their own list() method, not the builtin.
+_Objects = list[dict]  # objects as read
+_JsonPatch = list[dict]  # RFC 6902 operations
+
+
 class KubeApi(Protocol):
     def list(self, kind: Kind, *, limit: int, continue_token: str | None) -> dict:
         """One page of a list: `{"items": [...], "metadata": {"resourceVersion", "continue"}}`."""
@@ -51,11 +56,11 @@ class KubeApi(Protocol):
 
     def patch_event(self, namespace: str, name: str, patch: dict) -> dict: ...
 
-    def list_nodes(self) -> list[dict]: ...
+    def list_nodes(self) -> _Objects: ...
 
     def get_node(self, name: str) -> dict: ...
 
-    def patch_node(self, name: str, operations: list[dict]) -> dict:
+    def patch_node(self, name: str, operations: _JsonPatch) -> dict:
         """A JSON patch (RFC 6902), so a `test` operation can guard against concurrent writers."""
 
     def delete_cluster_role_binding(self, name: str) -> None: ...
@@ -157,7 +162,7 @@ class KubernetesApi:
         return self._call(self.core.patch_namespaced_event, name=name, namespace=namespace, body=patch,
                           _content_type="application/merge-patch+json", _request_timeout=self.request_timeout)
 
-    def list_nodes(self) -> list[dict]:
+    def list_nodes(self) -> _Objects:
         nodes: list[dict] = []
         token: str | None = None
         while True:
@@ -176,7 +181,7 @@ class KubernetesApi:
         self._call(client.RbacAuthorizationV1Api(self._api_client).delete_cluster_role_binding, name=name,
                    _request_timeout=self.request_timeout)
 
-    def patch_node(self, name: str, operations: list[dict]) -> dict:
+    def patch_node(self, name: str, operations: _JsonPatch) -> dict:
         return self._call(self.core.patch_node, name=name, body=operations,
                           _content_type="application/json-patch+json", _request_timeout=self.request_timeout)
 

@@ -187,9 +187,10 @@ def pool_teams(nodepools: Iterable[Any]) -> dict[str, str]:
         metadata = obj.get("metadata") if isinstance(obj, dict) else None
         if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
             continue
-        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
-        template_labels = (template.get("metadata") or {}).get("labels") if isinstance(template.get("metadata"), dict) else None
+        spec = obj.get("spec")
+        template = spec.get("template") if isinstance(spec, dict) else None
+        template_meta = template.get("metadata") if isinstance(template, dict) else None
+        template_labels = template_meta.get("labels") if isinstance(template_meta, dict) else None
         for labels in (template_labels, metadata.get("labels")):
             if isinstance(labels, dict) and isinstance(labels.get(TEAM_LABEL), str):
                 out[metadata["name"]] = labels[TEAM_LABEL]

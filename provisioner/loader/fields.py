@@ -1,7 +1,7 @@
 """Typed access to Kubernetes object dicts that reports the key path of anything malformed."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, overload
 
 from kubefacts import quantity
 from kubefacts.quantity import REQUEST_MAX_MILLI
@@ -16,6 +16,11 @@ def shown(value) -> str:
     """The value as written, for a message: its type and its text, cut to a readable length."""
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def mapping_or_empty(value: object) -> dict[Any, Any]:
+    """The value when it is a mapping, else an empty one (for lenient reads that never raise)."""
+    return value if isinstance(value, dict) else {}
 
 
 class Ctx:
@@ -54,7 +59,13 @@ class Ctx:
             raise self.error(path, f"expected a string, got {shown(value)}")
         return str(value)
 
-    def integer(self, value, path: str, default: int | None = None) -> int | None:
+    @overload
+    def integer(self, value: object, path: str, default: int) -> int: ...
+
+    @overload
+    def integer(self, value: object, path: str, default: None = None) -> int | None: ...
+
+    def integer(self, value: object, path: str, default: int | None = None) -> int | None:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, str)):

@@ -94,9 +94,9 @@ def load_storage_class(obj: dict, ctx: Ctx) -> tuple[StorageClass, bool]:
     return sc, str(annotations.get(DEFAULT_CLASS, "")).lower() == "true"
 
 
-def volume_refs(ctx: Ctx, spec: dict, path: str) -> tuple:
+def volume_refs(ctx: Ctx, spec: object, path: str) -> tuple:
     """("pvc", claimName) or ("ephemeral", volume name, storageClassName) per volume of a pod spec."""
-    refs = []
+    refs: list[tuple[str, ...]] = []
     for i, vol in enumerate(ctx.sequence(ctx.mapping(spec, path).get("volumes"), f"{path}.volumes")):
         vol = ctx.mapping(vol, f"{path}.volumes[{i}]")
         if vol.get("persistentVolumeClaim") is not None:
