@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 from kubefacts.errors import shown
 
 from kubefacts.errors import LocatedError
@@ -130,7 +131,7 @@ def _nested_keys(model: type[BaseModel] | None, prefix: str = "", depth: int = 2
     return keys
 
 
-def _message(error: dict[str, Any], root: type[BaseModel] | None) -> str:
+def _message(error: ErrorDetails, root: type[BaseModel] | None) -> str:
     kind, loc, value = error["type"], tuple(error["loc"]), error.get("input")
     key = loc[-1] if loc else ""
     if kind == "extra_forbidden":
