@@ -167,7 +167,8 @@ def run(
     runs it as `pulumi preview` does: a value computed from an attribute the provider only
     knows after creating a resource stays unknown, its applies do not run, and it is captured
     as "[unknown]" (the mocks must then answer only known values, see PlaceholderMocks)."""
-    sdk_settings.set_root_resource(None)  # a fresh stack per run, even within one process
+    # a fresh stack per run, even within one process (set_root_resource's body: its signature refuses None)
+    sdk_settings.ROOT.set(None)
     monitor = CapturingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys or []))

@@ -172,8 +172,8 @@ def render_markdown(stack: str, base: str, changes: ResourceChanges, report: Dri
     lines += ["### Policy findings", ""]
     if not new and not fixed:
         lines.append("No new or fixed findings.")
-    for label, group in (("New", new), ("Fixed", fixed)):
-        for finding in group:
+    for label, findings in (("New", new), ("Fixed", fixed)):
+        for finding in findings:
             lines.append(f"- {label} [{finding.get('level')}] `{finding.get('policy')}` on `{_short(finding.get('resource'))}`: "
                          f"{finding.get('message')}")
     lines.append("")
