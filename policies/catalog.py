@@ -179,7 +179,9 @@ def unknown_names(requirements: Iterable[Mapping[str, Any]]) -> list[str]:
     found = []
     for requirement in requirements:
         key = requirement.get("key")
-        known, what = {INSTANCE_TYPE: (types, "instance type"), INSTANCE_FAMILY: (families, "instance family")}.get(key, (None, ""))
+        names: dict[str | None, tuple[frozenset[str] | None, str]] = {
+            INSTANCE_TYPE: (types, "instance type"), INSTANCE_FAMILY: (families, "instance family")}
+        known, what = names.get(key, (None, ""))
         if known is None or requirement.get("operator") != "In":
             continue
         for value in requirement.get("values") or []:

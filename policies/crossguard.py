@@ -108,7 +108,7 @@ def build_policy(spec: PolicySpec, environment: str | None) -> StackValidationPo
         description=spec.description,
         validate=_validate(spec, environment),
         enforcement_level=EnforcementLevel(level),
-        config_schema=PolicyConfigSchema(properties=dict(spec.schema)) if spec.schema else None,
+        config_schema=PolicyConfigSchema(properties={k: dict(v) for k, v in spec.schema.items()}) if spec.schema else None,
     )
 
 
