@@ -23,7 +23,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, TextIO
 
 import yaml
 
@@ -134,14 +134,14 @@ def _out_problem(out: Path, team: str, force: bool) -> str | None:
     return None
 
 
-def _fail(issues: Sequence[ConfigIssue | str], err) -> int:
+def _fail(issues: Sequence[ConfigIssue | str], err: TextIO) -> int:
     for issue in issues:
         print(f"error: {issue}", file=err)
     print(f"{len(issues)} error(s); nothing written", file=err)
     return EXIT_INVALID
 
 
-def run(argv: Sequence[str] | None = None, out=sys.stdout, err=sys.stderr) -> int:
+def run(argv: Sequence[str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     parser = argparse.ArgumentParser(prog="python -m offline.importer",
                                      description="Import Karpenter NodePools and EC2NodeClasses (v1, or older APIs "
                                                  "converted to v1) into a team file and a nodeClasses mapping.")

@@ -60,7 +60,7 @@ class ResourceChanges:
 
 def diff_resources(before: Sequence[Mapping], after: Sequence[Mapping]) -> ResourceChanges:
     """Resources by type and name: added, removed, or changed (inputs or options differ)."""
-    def index(entries):
+    def index(entries: Sequence[Mapping]) -> dict[tuple[Any, Any], Mapping]:
         return {(e.get("type"), e.get("name")): e for e in entries if isinstance(e, Mapping)}
     old, new = index(before), index(after)
     changes = ResourceChanges()

@@ -23,6 +23,7 @@ import functools
 import json
 from dataclasses import dataclass
 from decimal import Decimal
+from types import ModuleType
 from typing import Any, Iterable, Mapping
 
 ZONE = "topology.kubernetes.io/zone"
@@ -75,7 +76,7 @@ class PoolTypes:
     min_values_error: str | None
 
 
-def _provisioner():
+def _provisioner() -> ModuleType:
     try:
         import provisioner
     except ImportError as err:  # pragma: no cover - the provisioner ships in this repository
@@ -127,7 +128,7 @@ def _pool_types(key: str) -> PoolTypes:
 _CANDIDATES: dict[int, tuple[Any, Candidate]] = {}
 
 
-def _candidate(instance_type) -> Candidate:
+def _candidate(instance_type: Any) -> Candidate:
     """One Candidate per catalog instance type (pools share the catalog's type objects); the
     entry holds the type, so its id cannot be reused while cached."""
     entry = _CANDIDATES.get(id(instance_type))

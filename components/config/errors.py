@@ -6,7 +6,7 @@ import difflib
 import types
 import typing
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
@@ -167,7 +167,8 @@ def _echo(value: Any) -> str:
 
 
 def issues_from_validation(
-    err: ValidationError, file: str, root: type[BaseModel] | None, prefix: str = "", remap=None
+    err: ValidationError, file: str, root: type[BaseModel] | None, prefix: str = "",
+    remap: Callable[[tuple[Any, ...]], tuple[str, str] | None] | None = None,
 ) -> list[ConfigIssue]:
     """ConfigIssues for a pydantic error. `remap(loc) -> (file, path) | None` lets callers point a
     location back to where the value was written (e.g. an environment override)."""
