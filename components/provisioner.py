@@ -260,7 +260,7 @@ _TYPES: dict[str, tuple[type, tuple[tuple[str, str], ...]]] = {
 }
 
 
-def _declare(name: str, kind: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions):
+def _declare(name: str, kind: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
     """The typed resource for a builder's manifest. Values that are only known later (the image
     reference, a role ARN) sit inside the dict as Outputs, so everything else stays known at
     preview, where the policy pack reads it."""
@@ -346,7 +346,7 @@ class Provisioner(pulumi.ComponentResource):
         self.image_tag = tag
         self.image_ref: pulumi.Output[str] = image.ref
 
-    def _declare_identity(self, config: PlatformConfig):
+    def _declare_identity(self, config: PlatformConfig) -> tuple[dict[str, pulumi.Output[str]], pulumi.Resource | None]:
         """The read-only catalog role and how the advisor's pod gets it: the SA annotations
         (IRSA) and the resource it must wait for (the Pod Identity association), or nothing."""
         settings, cluster, child, name = self._settings, self._cluster, self._child, self._name

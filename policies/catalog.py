@@ -23,6 +23,7 @@ import functools
 import json
 from dataclasses import dataclass
 from decimal import Decimal
+from types import ModuleType
 from typing import Any, Iterable, Mapping
 
 ZONE = "topology.kubernetes.io/zone"
@@ -76,7 +77,7 @@ class PoolTypes:
     min_values_error: str | None
 
 
-def _provisioner():
+def _provisioner() -> ModuleType:
     try:
         import provisioner
     except ImportError as err:  # pragma: no cover - the provisioner ships in this repository
@@ -128,7 +129,7 @@ def _pool_types(key: str) -> PoolTypes:
 _CANDIDATES: dict[int, tuple[Any, Candidate]] = {}
 
 
-def _candidate(instance_type) -> Candidate:
+def _candidate(instance_type: Any) -> Candidate:
     """One Candidate per catalog instance type (pools share the catalog's type objects); the
     entry holds the type, so its id cannot be reused while cached."""
     entry = _CANDIDATES.get(id(instance_type))
@@ -180,7 +181,9 @@ def unknown_names(requirements: Iterable[Mapping[str, Any]]) -> list[str]:
     found = []
     for requirement in requirements:
         key = requirement.get("key")
-        known, what = {INSTANCE_TYPE: (types, "instance type"), INSTANCE_FAMILY: (families, "instance family")}.get(key, (None, ""))
+        names: dict[str | None, tuple[frozenset[str] | None, str]] = {
+            INSTANCE_TYPE: (types, "instance type"), INSTANCE_FAMILY: (families, "instance family")}
+        known, what = names.get(key, (None, ""))
         if known is None or requirement.get("operator") != "In":
             continue
         for value in requirement.get("values") or []:

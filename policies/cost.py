@@ -19,12 +19,12 @@ from components.config.teams import BUDGET_ANNOTATION, TEAM_LABEL
 
 from . import catalog
 from .helm import karpenter_version
-from .model import NODEPOOL, Stack, Violation, contains_unknown
+from .model import NODEPOOL, Resource, Stack, Violation, contains_unknown
 from .nodepools import _NODECLASS_FIELDS, _known_requirements, _node_class, _pools, _valid_pool_types
 from .registry import policy
 
 
-def pool_worst_case(stack: Stack, pool) -> float | None:
+def pool_worst_case(stack: Stack, pool: Resource) -> float | None:
     """USD/hour at the pool's limits; None when unknown (preview), unbounded or invalid."""
     template = pool.prop("spec", "template", "spec", default={})
     limits = pool.prop("spec", "limits", default={})
@@ -149,7 +149,7 @@ def size_capped(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
                                       + _cap_advice(stack, pool, requirements, limit, sorted({s for s, _ in sizes})))
 
 
-def _cap_advice(stack: Stack, pool, requirements: list, limit: int, sizes: list[int]) -> str:
+def _cap_advice(stack: Stack, pool: Resource, requirements: list, limit: int, sizes: list[int]) -> str:
     """The smallest cap from 32 vCPU up to `limit` that no mandatory policy refuses in any
     environment (e.g. one that still holds the declared largest pod), or why there is none."""
     from .advice import refusals
