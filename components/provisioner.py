@@ -34,7 +34,7 @@ IMAGE_SOURCES = (PROJECT_DIR / "kubefacts", PROVISIONER_DIR)
 CONTEXT = "."
 DOCKERFILE = "provisioner/Dockerfile"
 # Left out of the content hash, and (test-enforced) out of the build context by .dockerignore.
-HASH_EXCLUDED_DIRS = ("__pycache__", "build", "dist", ".pytest_cache")
+HASH_EXCLUDED_DIRS = ("__pycache__", "build", "dist", ".pytest_cache", ".ruff_cache", ".mypy_cache")
 HASH_EXCLUDED_DIR_SUFFIXES = (".egg-info",)
 HASH_EXCLUDED_FILE_SUFFIXES = (".pyc", ".pyo")
 
