@@ -13,7 +13,7 @@ def cost_report(manifests: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     from provisioner import pool_ceilings, team_totals  # the scheduler and numpy: only when costs are asked
 
     objects = [dict(m) for m in manifests if m.get("kind") in ("NodePool", "EC2NodeClass")]
-    ceilings = pool_ceilings(objects)
+    ceilings = sorted(pool_ceilings(objects), key=lambda c: c.nodepool)  # by name, whatever the input order
     budgets: dict[str, float] = {}
     for obj in objects:
         raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(BUDGET_ANNOTATION)

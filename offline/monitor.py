@@ -3,6 +3,8 @@ every resource it declares: type, name, parent, options and inputs as the provid
 
 from __future__ import annotations
 
+import heapq
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -198,7 +200,51 @@ def run(
     except BaseException as err:
         _forget_unretrieved(_ensure_event_loop(), err)
         raise
-    return Capture(resources=monitor.declared, outputs=captured)
+    return Capture(resources=stable_order(monitor.declared), outputs=captured)
+
+
+def _prerequisites(resource: Declared) -> set[str]:
+    """URNs this resource is registered after: its parent, what it depends on (explicitly or
+    through its inputs), the resource it is deleted with, and its provider (`urn::id`)."""
+    options = resource.options
+    found = set(options.get("dependsOn") or ())
+    found.update(urn for urn in (resource.parent, options.get("deletedWith")) if urn)
+    if options.get("provider"):
+        found.add(options["provider"].rsplit("::", 1)[0])
+    return found
+
+
+def stable_order(declared: list[Declared]) -> list[Declared]:
+    """The resources in an order that does not depend on the run: the SDK registers them from a
+    thread pool as their inputs resolve, so the arrival order changes from run to run. Each
+    resource comes after its parent, dependencies and provider (what Pulumi's state file keeps),
+    and among those ready, by URN (then content, for a URN declared twice)."""
+    by_urn: dict[str, list[Declared]] = {}
+    for resource in declared:
+        by_urn.setdefault(resource.urn, []).append(resource)
+    waiting = {urn: {p for r in group for p in _prerequisites(r)} & by_urn.keys() - {urn}
+               for urn, group in by_urn.items()}
+    dependents: dict[str, list[str]] = {}
+    for urn, before in waiting.items():
+        for prerequisite in before:
+            dependents.setdefault(prerequisite, []).append(urn)
+    ready = [urn for urn, before in waiting.items() if not before]
+    heapq.heapify(ready)
+    ordered: list[Declared] = []
+    while len(ordered) < len(declared):
+        if not ready:  # a cycle (the engine would refuse one): release its least URN
+            urn = min(urn for urn, before in waiting.items() if before)
+            waiting[urn] = set()
+            ready = [urn]
+        urn = heapq.heappop(ready)
+        group = by_urn[urn]
+        ordered += sorted(group, key=lambda r: json.dumps(r.to_json(), sort_keys=True)) if len(group) > 1 else group
+        for dependent in dependents.get(urn, ()):
+            if waiting[dependent]:
+                waiting[dependent].discard(urn)
+                if not waiting[dependent]:
+                    heapq.heappush(ready, dependent)
+    return ordered
 
 
 def _forget_unretrieved(loop: Any, raised: BaseException) -> None:

@@ -21,7 +21,7 @@ from . import catalog
 from .helm import karpenter_version
 from .model import NODEPOOL, Resource, Stack, Violation, contains_unknown
 from .nodepools import _NODECLASS_FIELDS, _known_requirements, _node_class, _pools, _valid_pool_types
-from .registry import policy
+from .registry import IntegerSetting, policy
 
 
 def pool_worst_case(stack: Stack, pool: Resource) -> float | None:
@@ -117,6 +117,9 @@ def team_budget(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
 INSTANCE_CPU = "karpenter.k8s.aws/instance-cpu"
 
 
+MAX_VCPU = IntegerSetting("maxVcpu", 64, "Largest vCPU count a pool may admit without its own instance-cpu requirement.")
+
+
 @policy(
     "nodepool-size-capped",
     f"""A NodePool should cap instance size. Karpenter packs a batch of pending pods into one
@@ -127,13 +130,11 @@ INSTANCE_CPU = "karpenter.k8s.aws/instance-cpu"
     must still hold the pool's declared largest pod). A team opts
     out by writing its own requirement on {INSTANCE_CPU} (for instance `operator: Exists`): a
     deliberate choice, not an omission.""",
-    schema={"maxVcpu": {"type": "integer", "minimum": 1,
-                        "description": "Largest vCPU count a pool may admit without its own instance-cpu requirement."}},
-    defaults=lambda environment: {"maxVcpu": 64},
+    setting=MAX_VCPU,
     group="NodePool",
 )
 def size_capped(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
-    limit = int(config.get("maxVcpu") or 64)
+    limit = MAX_VCPU.read(config)
     for pool in _pools(stack):
         requirements = _known_requirements(pool)
         if requirements is None or any(r.get("key") == INSTANCE_CPU for r in requirements):

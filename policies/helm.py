@@ -8,7 +8,7 @@ from typing import Any, Iterable, Mapping
 from kubefacts.labels import SUPPORTED_RELEASES
 
 from .model import HELM_RELEASE, UNKNOWN, Resource, Stack, Violation
-from .registry import policy
+from .registry import IntegerSetting, policy
 
 EXACT_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
 KEEP_ANNOTATION = "helm.sh/resource-policy"
@@ -105,17 +105,19 @@ def crds_protected(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violatio
                                              "karpenter-crd owns them; set skipCrds: true")
 
 
+MIN_REPLICAS = IntegerSetting("minReplicas", 2, "Fewest controller replicas.")
+
+
 @policy(
     "karpenter-controller-replicas",
     """The Karpenter controller runs at least 2 replicas in production: with one, a node loss
     or an eviction leaves the cluster unable to add capacity or handle interruptions until the
     pod is rescheduled, which may itself need a node Karpenter would have launched.""",
-    schema={"minReplicas": {"type": "integer", "minimum": 1, "description": "Fewest controller replicas."}},
-    defaults=lambda environment: {"minReplicas": 2},
+    setting=MIN_REPLICAS,
     group="Helm",
 )
 def controller_replicas(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
-    minimum = int(config.get("minReplicas") or 2)
+    minimum = MIN_REPLICAS.read(config)
     for release in releases(stack, "karpenter"):
         replicas = release.prop("values", "replicas")
         if replicas is UNKNOWN or replicas is None:

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from .model import (ACCESS_ENTRY, IAM_POLICY, IAM_ROLE, IAM_ROLE_POLICY, SQS_QUEUE_POLICY, UNKNOWN, Resource, Stack,
                     Violation, as_list, json_document)
-from .registry import policy
+from .registry import IntegerSetting, policy
 
 EC2_SERVICE_PRINCIPALS = ("ec2.amazonaws.com", "ec2.amazonaws.com.cn")
 
@@ -186,18 +186,19 @@ def passrole_node_role_only(stack: Stack, config: Mapping[str, Any]) -> Iterable
                                                       f"({', '.join(sorted(roles.names))})")
 
 
+MAX_CHARACTERS = IntegerSetting("maxCharacters", 6144, "Largest minified document, in characters.")
+
+
 @policy(
     "iam-document-size",
     """Every IAM policy document stays under the managed-policy limit of 6,144 characters
     (minified JSON): IAM rejects larger documents only at apply time, halfway through an update,
     so it is caught at preview instead.""",
-    schema={"maxCharacters": {"type": "integer", "minimum": 1,
-                              "description": "Largest minified document, in characters."}},
-    defaults=lambda environment: {"maxCharacters": 6144},
+    setting=MAX_CHARACTERS,
     group="IAM",
 )
 def document_size(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
-    limit = int(config.get("maxCharacters") or 6144)
+    limit = MAX_CHARACTERS.read(config)
     for doc in documents(stack):
         if doc.error:
             yield Violation(doc.resource.urn, f"{doc.resource.label} {doc.field} is {doc.error}")

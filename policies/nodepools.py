@@ -17,7 +17,7 @@ from components.config.teams import ALLOW_SPOT_ANNOTATION, LARGEST_POD_ANNOTATIO
 from . import catalog, levels
 from .helm import karpenter_version, releases
 from .model import HELM_RELEASE, NODECLASS, NODEPOOL, UNKNOWN, Resource, Stack, Violation, contains_unknown
-from .registry import policy
+from .registry import IntegerSetting, policy
 
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 NEVER_REMOVED_MOUNT_METHODS = ("k8s-init-container",)
@@ -136,18 +136,19 @@ def limits_within_ceiling(stack: Stack, config: Mapping[str, Any]) -> Iterable[V
 
 # --- instance types ----------------------------------------------------------------------------
 
+MIN_INSTANCE_TYPES = IntegerSetting("minInstanceTypes", 1, "Fewest catalog instance types a pool must admit.")
+
+
 @policy(
     "nodepool-has-instance-types",
     """A NodePool's requirements must leave at least one instance type of the EC2 catalog (and
     enough distinct values for every minValues): otherwise Karpenter can never launch a node for
     it and pods wait forever, with the error only visible in controller logs.""",
-    schema={"minInstanceTypes": {"type": "integer", "minimum": 1,
-                                 "description": "Fewest catalog instance types a pool must admit."}},
-    defaults=lambda environment: {"minInstanceTypes": 1},
+    setting=MIN_INSTANCE_TYPES,
     group="NodePool",
 )
 def has_instance_types(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
-    minimum = int(config.get("minInstanceTypes") or 1)
+    minimum = MIN_INSTANCE_TYPES.read(config)
     for pool in _pools(stack):
         try:
             types = _pool_types(stack, pool)
