@@ -10,6 +10,8 @@ placement would put on the same target), which yields the same plan as one-by-on
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from kubefacts import labels as L
@@ -23,6 +25,7 @@ from .instance_selection import Template
 from .nodeclaim import WELL_KNOWN, NodeClaim, Proposal, hostname_requirement, merge_topology
 from .plan import PlannedNodeClaim, Results, build_results
 from .preferences import Signature, Variant, initial, relax
+from .shared import SharedSetup
 from .requirements import Requirements
 from .taints import ports_conflict
 from .topology import AFFINITY, ANTI, SPREAD, NodeFilter, Topology, domain_universe
@@ -64,9 +67,8 @@ class Scheduler:
             else:
                 self.notes.append(f'nodepool "{np_.name}": {tpl.skip_reason}')
         self.tolerate_prefer_no_schedule = any(t.effect == PREFER_NO_SCHEDULE for np_, _ in ordered for t in np_.taints)
-        self._universe_cache: dict = {}
         self._selecting: dict = {}  # (topology version, namespace, labels) -> (counting, inverse) groups
-        self.topology = Topology(self._universe)
+        self.topology = Topology(_universe_lookup(self.nodepools, self.shared))
         self.targets: list = []
         self.remaining = {t.name: dict(t.limits) for t in self.templates if t.limits}
         for limits in self.remaining.values():
@@ -89,12 +91,6 @@ class Scheduler:
         bad = ~(schedulable & (remaining >= np.asarray(request)).all(axis=1))
         edges = np.diff(np.concatenate(([0], bad.astype(np.int8), [0])))
         return dict(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()))
-
-    def _universe(self, key: str) -> dict:
-        if key not in self._universe_cache:
-            self._universe_cache[key] = (self.shared.universe(self.nodepools, key) if self.shared is not None
-                                         else domain_universe(self.nodepools, key))
-        return self._universe_cache[key]
 
     def _setup_existing(self) -> None:
         existing = self.existing
@@ -406,7 +402,23 @@ class Scheduler:
                     progress = True
             runs = failed
         existing = [self.targets[i] for i in sorted(self.made)]  # the others took no pod
-        return build_results(existing + self.targets[self.n_existing:], pods, errors)
+        results = build_results(existing + self.targets[self.n_existing:], pods, errors)
+        for sig in signatures.values():  # a variant refers to its signature: break the cycle, so the
+            sig.variants, sig.alternatives = [], []  # run's objects are freed without the collector
+        return results
+
+
+def _universe_lookup(nodepools, shared: SharedSetup | None) -> Callable[[str], dict]:
+    """The topology's domain universe per key, cached for one run. A closure rather than a bound
+    method of the Scheduler, so the Topology does not refer back to it: a reference cycle would
+    leave every run's objects to the garbage collector instead of freeing them at once."""
+    cache: dict = {}
+
+    def universe(key: str) -> dict:
+        if key not in cache:
+            cache[key] = shared.universe(nodepools, key) if shared is not None else domain_universe(nodepools, key)
+        return cache[key]
+    return universe
 
 
 def _canonical(reqs: Requirements) -> tuple:
