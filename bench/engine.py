@@ -298,9 +298,7 @@ def policies(repeat: int) -> float:
         catalog._pool_types.cache_clear()  # a fresh `python -m policies.check` run
         getattr(catalog, "_CANDIDATES", {}).clear()
         from provisioner.scheduling import instance_selection  # and the shared type tables: nothing warm but the catalog
-        getattr(instance_selection, "_TABLES", {}).clear()
-        if hasattr(instance_selection, "_LAST"):
-            instance_selection._LAST[:] = [None, None]
+        instance_selection.forget_tables()
         start = time.process_time()
         evaluate(stack, {})
         times.append(time.process_time() - start)

@@ -6,8 +6,9 @@ decides which resources a stack's config calls for and wires their outputs toget
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import pulumi
 import pulumi_aws as aws
@@ -47,6 +48,14 @@ def node_access_entry_type(node_classes: Iterable[Any]) -> str:
     (troubleshooting.md, v1.14.1) carries the same groups."""
     windows = any(ami_family(c) in WINDOWS_FAMILIES for c in node_classes)
     return "EC2_WINDOWS" if windows else "EC2_LINUX"
+
+
+def _node_policy_arn(policy: str, version: str | None, partition: str) -> str:
+    return iam.node_managed_policy_arns(partition, version)[policy]
+
+
+def _document_json(key: str, documents: Mapping[str, iam.Document]) -> str:
+    return json.dumps(documents[key])
 
 
 class KarpenterAws(pulumi.ComponentResource):
@@ -118,7 +127,7 @@ class KarpenterAws(pulumi.ComponentResource):
                 aws.iam.RolePolicyAttachment(
                     f"{name}-node-{policy}",
                     role=role.name,
-                    policy_arn=cluster.partition.apply(lambda p, n=policy: iam.node_managed_policy_arns(p, karpenter.version)[n]),
+                    policy_arn=cluster.partition.apply(functools.partial(_node_policy_arn, policy, karpenter.version)),
                     opts=child,
                 )
             self.node_role_arn = pulumi.Output.all(cluster.partition, cluster.account_id, role_name).apply(
@@ -181,8 +190,8 @@ class KarpenterAws(pulumi.ComponentResource):
             slug = iam.CONTROLLER_POLICY_SLUGS[key]
             policy = aws.iam.Policy(
                 f"{name}-controller-{slug}",
-                name=cluster.name.apply(lambda c, k=key: iam.controller_policy_name(k, c)),
-                policy=documents.apply(lambda docs, k=key: json.dumps(docs[k])),
+                name=cluster.name.apply(functools.partial(iam.controller_policy_name, key)),
+                policy=documents.apply(functools.partial(_document_json, key)),
                 opts=child,
             )
             aws.iam.RolePolicyAttachment(f"{name}-controller-{slug}-attachment", role=role.name,

@@ -9,7 +9,7 @@ region; the cluster's own ARN confirms that partition (a clear error otherwise).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -18,13 +18,12 @@ from .arns import partition_of
 from .config.cluster import ClusterConfig, SubnetSelection
 
 
-def subnet_filters(subnets: SubnetSelection, vpc_id: str) -> list[dict[str, Any]]:
+def subnet_filters(subnets: SubnetSelection, vpc_id: str) -> list[aws.ec2.GetSubnetsFilterArgsDict]:
     """DescribeSubnets filters for subnets selected by tags: the tags, within the cluster's VPC.
     Karpenter's own subnet lookup filters by the selector's tags only, so the VPC filter is what
     keeps a generic tag (e.g. `kubernetes.io/role/internal-elb`) from reaching other VPCs."""
-    return [{"name": "vpc-id", "values": [vpc_id]}] + [
-        {"name": f"tag:{key}", "values": [value]} for key, value in sorted(subnets.tags.items())
-    ]
+    vpc: list[aws.ec2.GetSubnetsFilterArgsDict] = [{"name": "vpc-id", "values": [vpc_id]}]
+    return vpc + [{"name": f"tag:{key}", "values": [value]} for key, value in sorted(subnets.tags.items())]
 
 
 def same_partition(provider_partition: str, cluster_arn: str, region: str) -> str:
@@ -51,6 +50,7 @@ class ExistingCluster(pulumi.ComponentResource):
             reference = pulumi.StackReference(f"{name}-source", stack_name=config.stack_reference.name, opts=child)
             self.name = pulumi.Output.from_input(reference.require_output(config.stack_reference.output)).apply(str)
         else:
+            assert config.name is not None  # ClusterConfig holds exactly one of name and stackReference
             self.name = pulumi.Output.from_input(config.name)
         looked_up = aws.eks.get_cluster_output(name=self.name, region=self.region, opts=invoke)
         self.endpoint = looked_up.endpoint

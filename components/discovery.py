@@ -15,7 +15,7 @@ account and region that carry the same tags.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeVar
 
 import pulumi
 import pulumi_aws as aws
@@ -25,9 +25,11 @@ from .config.cluster import SubnetSelection
 DISCOVERY_TAG = "karpenter.sh/discovery"
 # The EC2NodeClass CRD's limit on subnetSelectorTerms (v1.14.1: maxItems 30).
 MAX_SELECTOR_TERMS = 30
+_Name = TypeVar("_Name", bound="pulumi.Input[str]")
 
 
-def discovery_tags(cluster_name: str) -> dict[str, str]:
+def discovery_tags(cluster_name: _Name) -> dict[str, _Name]:
+    """The discovery tag for a cluster name, or for an Input of one (kept at the leaf)."""
     return {DISCOVERY_TAG: cluster_name}
 
 

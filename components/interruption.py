@@ -9,6 +9,7 @@ the queue would silently stay empty.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 
@@ -124,7 +125,7 @@ class InterruptionQueue(pulumi.ComponentResource):
         for rule in rules(version):
             event_rule = aws.cloudwatch.EventRule(
                 f"{name}-{rule.slug}",
-                name=cluster.apply(lambda c, r=rule: rule_name(c, r)),
+                name=cluster.apply(functools.partial(rule_name, rule=rule)),
                 description=f"Karpenter interruption handling: {rule.detail_type}",
                 event_pattern=json.dumps(rule.event_pattern()),
                 region=region,

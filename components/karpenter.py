@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Sequence, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -69,6 +69,14 @@ def controller_chart_values(
     }
 
 
+class _ReleaseOptions(TypedDict):
+    """The Release arguments both charts share."""
+    version: str
+    namespace: str
+    create_namespace: bool
+    max_history: int
+
+
 class Karpenter(pulumi.ComponentResource):
     """`crd_release` then `controller` (depends on it). The CRD release is retained when deleted
     from the stack (and its CRDs carry helm's keep policy), so neither `pulumi destroy` nor a
@@ -91,8 +99,8 @@ class Karpenter(pulumi.ComponentResource):
     ):
         super().__init__("karpenter-platform:index:Karpenter", name, None, opts)
         karpenter = config.settings.karpenter
-        common = {"version": karpenter.version, "namespace": karpenter.namespace,
-                  "create_namespace": karpenter.namespace != "kube-system", "max_history": 10}
+        common: _ReleaseOptions = {"version": karpenter.version, "namespace": karpenter.namespace,
+                                   "create_namespace": karpenter.namespace != "kube-system", "max_history": 10}
         self.crd_release = k8s.helm.v3.Release(
             f"{name}-crd",
             name=CRD_RELEASE,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -55,3 +55,12 @@ def custom_resource(kind_prefix: str, manifest: Mapping[str, Any], *, parent: pu
         spec=manifest["spec"],
         opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on), custom_timeouts=timeouts),
     )
+
+
+def custom_resources(kind_prefix: str, manifests: Iterable[Mapping[str, Any]], *, parent: pulumi.Resource,
+                     depends_on: Sequence[pulumi.Resource] = (), delete_timeout: str | None = None,
+                     ) -> dict[str, k8s.apiextensions.CustomResource]:
+    """`custom_resource` for each manifest, in order, by metadata.name."""
+    return {manifest["metadata"]["name"]: custom_resource(kind_prefix, manifest, parent=parent, depends_on=depends_on,
+                                                          delete_timeout=delete_timeout)
+            for manifest in manifests}

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from .config import TEAM_LABEL, PlatformConfig, Team
 from .config.nodeoverlays import NODEPOOL_LABEL, NodeOverlay
-from .kubernetes import custom_resource
+from .kubernetes import custom_resources
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "karpenter-platform"}
 
@@ -62,8 +61,6 @@ class NodeOverlays(pulumi.ComponentResource):
     def __init__(self, name: str, config: PlatformConfig, *, depends_on: Sequence[pulumi.Resource] = (),
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("karpenter-platform:index:NodeOverlays", name, None, opts)
-        self.overlays: dict[str, k8s.apiextensions.CustomResource] = {}
-        for manifest in nodeoverlay_manifests(config):
-            self.overlays[manifest["metadata"]["name"]] = custom_resource(
-                "nodeoverlay", manifest, parent=self, depends_on=depends_on)
+        self.overlays = custom_resources("nodeoverlay", nodeoverlay_manifests(config), parent=self,
+                                         depends_on=depends_on)
         self.register_outputs({"names": sorted(self.overlays)})

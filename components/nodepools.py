@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from .config import TEAM_LABEL, PlatformConfig, Team
 from .config.teams import DELETION_POLICY, OWNER_ANNOTATION, nodepool_annotations  # noqa: F401 (names kept here)
 from .config.nodepools import NodePool, Taint
 from .config.odigos import NEEDS_INIT_TAINT
-from .kubernetes import custom_resource
+from .kubernetes import custom_resources
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "karpenter-platform"}
 DELETE_TIMEOUT = "30m"
@@ -94,8 +93,6 @@ class NodePools(pulumi.ComponentResource):
     def __init__(self, name: str, config: PlatformConfig, *, depends_on: Sequence[pulumi.Resource] = (),
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("karpenter-platform:index:NodePools", name, None, opts)
-        self.pools: dict[str, k8s.apiextensions.CustomResource] = {}
-        for manifest in nodepool_manifests(config):
-            self.pools[manifest["metadata"]["name"]] = custom_resource(
-                "nodepool", manifest, parent=self, depends_on=depends_on, delete_timeout=DELETE_TIMEOUT)
+        self.pools = custom_resources("nodepool", nodepool_manifests(config), parent=self, depends_on=depends_on,
+                                      delete_timeout=DELETE_TIMEOUT)
         self.register_outputs({"names": sorted(self.pools)})

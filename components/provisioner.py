@@ -34,7 +34,7 @@ IMAGE_SOURCES = (PROJECT_DIR / "kubefacts", PROVISIONER_DIR)
 CONTEXT = "."
 DOCKERFILE = "provisioner/Dockerfile"
 # Left out of the content hash, and (test-enforced) out of the build context by .dockerignore.
-HASH_EXCLUDED_DIRS = ("__pycache__", "build", "dist", ".pytest_cache")
+HASH_EXCLUDED_DIRS = ("__pycache__", "build", "dist", ".pytest_cache", ".ruff_cache", ".mypy_cache")
 HASH_EXCLUDED_DIR_SUFFIXES = (".egg-info",)
 HASH_EXCLUDED_FILE_SUFFIXES = (".pyc", ".pyo")
 
@@ -260,7 +260,7 @@ _TYPES: dict[str, tuple[type, tuple[tuple[str, str], ...]]] = {
 }
 
 
-def _declare(name: str, kind: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions):
+def _declare(name: str, kind: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
     """The typed resource for a builder's manifest. Values that are only known later (the image
     reference, a role ARN) sit inside the dict as Outputs, so everything else stays known at
     preview, where the policy pack reads it."""
@@ -346,7 +346,7 @@ class Provisioner(pulumi.ComponentResource):
         self.image_tag = tag
         self.image_ref: pulumi.Output[str] = image.ref
 
-    def _declare_identity(self, config: PlatformConfig):
+    def _declare_identity(self, config: PlatformConfig) -> tuple[dict[str, pulumi.Output[str]], pulumi.Resource | None]:
         """The read-only catalog role and how the advisor's pod gets it: the SA annotations
         (IRSA) and the resource it must wait for (the Pod Identity association), or nothing."""
         settings, cluster, child, name = self._settings, self._cluster, self._child, self._name

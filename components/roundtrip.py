@@ -93,7 +93,7 @@ def roundtrip(docs: Iterable[Document], result: ImportResult, team_name: str) ->
     by_name = {f"{team.name}-{pool.name}": pool for pool in team.node_pools}
     for document in docs:
         body = document.body if isinstance(document.body, dict) else {}
-        name = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
+        name: Any = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
         managed: tuple[str, ...] = ()
         if body.get("kind") == "NodePool" and body.get("apiVersion") == NODEPOOL_API:
             pool = by_name.get(name if str(name).startswith(f"{team_name}-") else f"{team_name}-{name}")

@@ -139,11 +139,11 @@ def version_issues(platform: PlatformConfig, version: str | None = None) -> list
                                      queue_name="queue", controller_role_arn="arn")
     defaults = helm_values.karpenter_defaults("karpenter", version)
     for key in helm_values.unknown_keys(values, defaults, helm_values.KARPENTER_FREE_FORM):
-        first = helm_values.first_version_with("karpenter", key)
-        if first is None or reference.order(first) <= reference.order(version):
+        since = helm_values.first_version_with("karpenter", key)
+        if since is None or reference.order(since) <= reference.order(version):
             continue  # no release has it: not a version question
         where = config_path(key, _dump(settings.karpenter), f"{NAMESPACE}karpenter")
         if key == "settings.featureGates.nodeOverlay" and settings.odigos.needs_node_overlay:
             where = f"{NAMESPACE}odigos.mountMethod"
-        issues.append(ConfigIssue(display_stack, where, _message(version, first, f"chart value {key}")))
+        issues.append(ConfigIssue(display_stack, where, _message(version, since, f"chart value {key}")))
     return issues

@@ -23,7 +23,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, TextIO
 
 import yaml
 
@@ -87,19 +87,20 @@ def merge_node_classes(existing: dict[str, Any], imported: dict[str, Any], force
     return {**existing, **imported}, clashes
 
 
-def _existing_classes(path: Path) -> tuple[dict[str, Any] | None, ConfigIssue | None]:
+def _existing_classes(path: Path) -> dict[str, Any] | ConfigIssue:
+    """The node classes an earlier import wrote to `path`, or why they cannot be read."""
     if not path.exists():
-        return {}, None
+        return {}
     if not path.is_file():
-        return None, ConfigIssue(str(path), "", "exists and is not a file")
+        return ConfigIssue(str(path), "", "exists and is not a file")
     try:
         content = [doc.value for doc in load_yaml_files(path, str(path))]
     except UnsafeInput as err:
-        return None, issue_from_unsafe(err, str(path))
-    value = next((doc for doc in content if doc is not None), {})
+        return issue_from_unsafe(err, str(path))
+    value: Any = next((doc for doc in content if doc is not None), {})
     if not isinstance(value, dict):
-        return None, ConfigIssue(str(path), "", "expected a mapping of node classes by name (as the importer writes)")
-    return value, None
+        return ConfigIssue(str(path), "", "expected a mapping of node classes by name (as the importer writes)")
+    return value
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -133,14 +134,14 @@ def _out_problem(out: Path, team: str, force: bool) -> str | None:
     return None
 
 
-def _fail(issues: Sequence[ConfigIssue | str], err) -> int:
+def _fail(issues: Sequence[ConfigIssue | str], err: TextIO) -> int:
     for issue in issues:
         print(f"error: {issue}", file=err)
     print(f"{len(issues)} error(s); nothing written", file=err)
     return EXIT_INVALID
 
 
-def run(argv: Sequence[str] | None = None, out=sys.stdout, err=sys.stderr) -> int:
+def run(argv: Sequence[str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     parser = argparse.ArgumentParser(prog="python -m offline.importer",
                                      description="Import Karpenter NodePools and EC2NodeClasses (v1, or older APIs "
                                                  "converted to v1) into a team file and a nodeClasses mapping.")
@@ -163,7 +164,7 @@ def run(argv: Sequence[str] | None = None, out=sys.stdout, err=sys.stderr) -> in
     except ValueError as error:
         print(f"error: --team: {error}", file=err)
         return EXIT_INVALID
-    if args.out is None and not args.dry_run:
+    if not args.out and not args.dry_run:  # `--out ""` names no folder either
         print("error: --out: required (the folder to write into), unless --dry-run", file=err)
         return EXIT_INVALID
     out_dir = Path(args.out) if args.out else None
@@ -178,13 +179,13 @@ def run(argv: Sequence[str] | None = None, out=sys.stdout, err=sys.stderr) -> in
     views, stack_warnings = read_stacks(project)
     result = import_documents(migration.documents, args.team, strictest_limits(views))
     issues += result.errors
-    if not issues and not result.team["nodePools"] and not result.node_classes:
+    if not issues and result.team is not None and not result.team["nodePools"] and not result.node_classes:
         issues.append(ConfigIssue(", ".join(args.paths), "", "no NodePool or EC2NodeClass found"))
     classes = result.node_classes
     if not issues and out_dir and not args.dry_run:
-        existing, issue = _existing_classes(out_dir / "nodeclasses.yaml")
-        if issue:
-            issues.append(issue)
+        existing = _existing_classes(out_dir / "nodeclasses.yaml")
+        if isinstance(existing, ConfigIssue):
+            issues.append(existing)
         else:
             classes, clashes = merge_node_classes(existing, result.node_classes, args.force)
             if clashes and not args.force:
@@ -195,14 +196,14 @@ def run(argv: Sequence[str] | None = None, out=sys.stdout, err=sys.stderr) -> in
             if kept:
                 migration.log.notes.append(f"{out_dir / 'nodeclasses.yaml'}: merged; kept the node classes already there: "
                                            f"{', '.join(kept)}")
-    if issues:
+    if issues or result.team is None:  # the team is None only with errors
         return _fail(issues, err)
     rendered = roundtrip(migration.documents, result, args.team)
     losses = migration.log.losses + result.losses + [f"{line} (not reproduced by the render)" for line in rendered.losses]
     warnings = stack_warnings + name_clashes(views, result.node_classes) + \
         policy_findings(project, views, args.team, result.team, result.node_classes)
     report = err if args.dry_run else out
-    if args.dry_run:
+    if args.dry_run or out_dir is None:  # out_dir is None only with --dry-run
         objects = [d.body for d in migration.documents if isinstance(d.body, dict)
                    and d.body.get("kind") in ("NodePool", "EC2NodeClass")]
         out.write(yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, width=120, allow_unicode=True))

@@ -9,6 +9,7 @@ from typing import Any, Callable
 import pulumi
 from pulumi.runtime import mocks as sdk_mocks
 from pulumi.runtime import rpc
+from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime import settings as sdk_settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
@@ -111,7 +112,8 @@ class CapturingMonitor(sdk_mocks.MockMonitor):
         self.declared: list[Declared] = []
         self.stack_urn: str | None = None
 
-    def RegisterResource(self, request):  # noqa: N802 - gRPC method name
+    def RegisterResource(  # noqa: N802 - gRPC method name
+            self, request: resource_pb2.RegisterResourceRequest) -> resource_pb2.RegisterResourceResponse:
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
             self.stack_urn = response.urn
@@ -136,7 +138,8 @@ class CapturingMonitor(sdk_mocks.MockMonitor):
         ))
         return response
 
-    def ReadResource(self, request):  # noqa: N802 - gRPC method name
+    def ReadResource(  # noqa: N802 - gRPC method name
+            self, request: resource_pb2.ReadResourceRequest) -> resource_pb2.ReadResourceResponse:
         response = super().ReadResource(request)
         # The engine answers a read with the resource's id (the SDK's mock leaves it empty,
         # which a preview would take for "unknown"): a StackReference's id is its stack name.
@@ -167,7 +170,8 @@ def run(
     runs it as `pulumi preview` does: a value computed from an attribute the provider only
     knows after creating a resource stays unknown, its applies do not run, and it is captured
     as "[unknown]" (the mocks must then answer only known values, see PlaceholderMocks)."""
-    sdk_settings.set_root_resource(None)  # a fresh stack per run, even within one process
+    # a fresh stack per run, even within one process (set_root_resource's body: its signature refuses None)
+    sdk_settings.ROOT.set(None)
     monitor = CapturingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys or []))

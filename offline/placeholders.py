@@ -55,7 +55,8 @@ class PlaceholderMocks(pulumi.runtime.Mocks):
         self.calls: list[str] = []
         self.call_args: list[tuple[str, dict[str, Any]]] = []
 
-    def call(self, args: pulumi.runtime.MockCallArgs):
+    # The SDK's MockMonitor.Invoke takes a plain dict too (no check failures), as these answers are.
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]
         token, inputs = args.token, args.args
         self.calls.append(token)
         self.call_args.append((token, dict(inputs)))
@@ -87,7 +88,7 @@ class PlaceholderMocks(pulumi.runtime.Mocks):
                     "expiresAt": "2099-01-01T00:00:00Z"}
         raise NotImplementedError(f"offline render has no placeholder for data source {token}; add one in offline/placeholders.py")
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         if args.custom is False:  # a component; reads (e.g. StackReference) leave custom unset
             return None, {}
         typ, name, inputs = args.typ, args.name, dict(args.inputs)

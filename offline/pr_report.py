@@ -60,7 +60,7 @@ class ResourceChanges:
 
 def diff_resources(before: Sequence[Mapping], after: Sequence[Mapping]) -> ResourceChanges:
     """Resources by type and name: added, removed, or changed (inputs or options differ)."""
-    def index(entries):
+    def index(entries: Sequence[Mapping]) -> dict[tuple[Any, Any], Mapping]:
         return {(e.get("type"), e.get("name")): e for e in entries if isinstance(e, Mapping)}
     old, new = index(before), index(after)
     changes = ResourceChanges()
@@ -172,8 +172,8 @@ def render_markdown(stack: str, base: str, changes: ResourceChanges, report: Dri
     lines += ["### Policy findings", ""]
     if not new and not fixed:
         lines.append("No new or fixed findings.")
-    for label, group in (("New", new), ("Fixed", fixed)):
-        for finding in group:
+    for label, findings in (("New", new), ("Fixed", fixed)):
+        for finding in findings:
             lines.append(f"- {label} [{finding.get('level')}] `{finding.get('policy')}` on `{_short(finding.get('resource'))}`: "
                          f"{finding.get('message')}")
     lines.append("")

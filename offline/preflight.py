@@ -128,9 +128,9 @@ def check(reader: ClusterReader, *, stack: str, frm: str, to: str, namespace: st
             manifest = {**obj, "apiVersion": f"{crd['group']}/{version}", "kind": crd["kind"]}
             for path, message in expanded_violations(validator.validate(manifest)).items():
                 if message == "unknown field":
-                    name = (obj.get("metadata") or {}).get("name")
-                    resources.append({"kind": crd["kind"], "name": name, "path": path})
-                    problems.append(f"{crd['kind']}/{name}: {path} is not a field of Karpenter {to}'s {crd['kind']} "
+                    object_name = (obj.get("metadata") or {}).get("name")
+                    resources.append({"kind": crd["kind"], "name": object_name, "path": path})
+                    problems.append(f"{crd['kind']}/{object_name}: {path} is not a field of Karpenter {to}'s {crd['kind']} "
                                     "(the API server would drop it)")
     return {"stack": stack, "from": frm, "to": to, "namespace": namespace,
             "installed": {"chart": chart, "source": source}, "crds": crd_report, "resources": resources,
@@ -177,7 +177,7 @@ class KubernetesReader:
         items: list[dict[str, Any]] = []
         token = None
         while True:
-            args = {"_continue": token} if token else {}
+            args: dict[str, str] = {"_continue": token} if token else {}
             page = self._get(self.custom.list_cluster_custom_object, group=group, version=version, plural=plural,
                              limit=500, missing_ok=True, **args)
             if page is None:

@@ -29,7 +29,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 import yaml
 
@@ -171,7 +171,7 @@ def write_build(capture: Capture, out_dir: Path) -> dict[str, int]:
 
 
 @contextlib.contextmanager
-def build_lock(out_dir: Path):
+def build_lock(out_dir: Path) -> Iterator[None]:
     """An exclusive lock on `out_dir` (flock on `.<name>.lock` beside it) for as long as the block
     runs: two renders into one folder take turns instead of removing each other's work."""
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -210,7 +210,7 @@ def refuse_out(out_dir: Path) -> str | None:
     return None if stat.S_ISDIR(mode) else f"{shown(out_dir)}: is {file_kind(mode)}, not a folder; nothing rendered"
 
 
-def _quiet_loop_teardown(unraisable) -> None:
+def _quiet_loop_teardown(unraisable: sys.UnraisableHookArgs) -> None:
     """The SDK leaves per-thread event loops behind; their __del__ at interpreter exit reports a
     closed self-pipe. That report is noise, not a render failure: drop only that one."""
     if isinstance(unraisable.exc_value, ValueError) and "BaseEventLoop.__del__" in repr(unraisable.object):
@@ -294,7 +294,7 @@ def unknown_paths(capture: Capture) -> dict[str, list[str]]:
     """Per resource name, the input paths still unknown (`spec.template.spec.containers[0].image`)."""
     from .monitor import UNKNOWN
 
-    def walk(value: Any, path: str):
+    def walk(value: Any, path: str) -> Iterator[str]:
         if value == UNKNOWN:
             yield path
         elif isinstance(value, dict):

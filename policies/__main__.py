@@ -10,8 +10,9 @@ from pathlib import Path
 # The CLI runs this folder as a script (sys.path[0] is policies/); import the pack as a package.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pulumi_policy import PolicyPack  # noqa: E402
+from pulumi_policy import Policy, PolicyPack  # noqa: E402
 
 from policies.crossguard import DESCRIPTION, PACK_NAME, build_policies, environment_from_env  # noqa: E402
 
-PolicyPack(name=PACK_NAME, policies=build_policies(environment_from_env()), description=DESCRIPTION)
+policies: list[Policy] = list(build_policies(environment_from_env()))  # PolicyPack takes the base class
+PolicyPack(name=PACK_NAME, policies=policies, description=DESCRIPTION)

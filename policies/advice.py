@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .engine import evaluate
 from .levels import ENVIRONMENTS, MANDATORY
 from .model import NODECLASS, NODEPOOL, Resource, Stack
+from .registry import PolicySpec
 
 # Advice is checked against what the team must satisfy, not against other advice (the size-cap
 # advisory calls this check itself).
@@ -33,7 +34,7 @@ def with_requirements(pool: Resource, requirements: Sequence[Mapping[str, Any]])
                     pool.property_dependencies)
 
 
-def _nodepool_policies():
+def _nodepool_policies() -> list[PolicySpec]:
     from .pack import ALL  # the pack imports the policy modules, which import this one
 
     return [p for p in ALL if p.group == "NodePool" and p.name not in _SKIPPED]

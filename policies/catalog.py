@@ -23,6 +23,7 @@ import functools
 import json
 from dataclasses import dataclass
 from decimal import Decimal
+from types import ModuleType
 from typing import Any, Iterable, Mapping
 
 ZONE = "topology.kubernetes.io/zone"
@@ -43,14 +44,15 @@ class InvalidObject(ValueError):
     (the same verdict and words as the config, the importer and the provisioner)."""
 
 
-def judge(*objects: Mapping[str, Any] | None) -> None:
+def judge(*objects: Mapping[str, Any] | None, release: str | None = None) -> None:
     """Raises InvalidObject with the first refusal of the one validator (CRD schema, CEL,
-    Karpenter's runtime checks) among whole stack objects; None entries are skipped."""
+    Karpenter's runtime checks) among whole stack objects; None entries are skipped. `release`:
+    the Karpenter release the stack pins (policies.helm.karpenter_version; None: the newest)."""
     from kubefacts.validation import validate
 
     for obj in objects:
         if obj is not None:
-            errors = validate(_integral(obj))
+            errors = validate(_integral(obj), release=release)
             if errors:
                 raise InvalidObject(errors[0].words)
 
@@ -75,7 +77,7 @@ class PoolTypes:
     min_values_error: str | None
 
 
-def _provisioner():
+def _provisioner() -> ModuleType:
     try:
         import provisioner
     except ImportError as err:  # pragma: no cover - the provisioner ships in this repository
@@ -127,7 +129,7 @@ def _pool_types(key: str) -> PoolTypes:
 _CANDIDATES: dict[int, tuple[Any, Candidate]] = {}
 
 
-def _candidate(instance_type) -> Candidate:
+def _candidate(instance_type: Any) -> Candidate:
     """One Candidate per catalog instance type (pools share the catalog's type objects); the
     entry holds the type, so its id cannot be reused while cached."""
     entry = _CANDIDATES.get(id(instance_type))
@@ -179,7 +181,9 @@ def unknown_names(requirements: Iterable[Mapping[str, Any]]) -> list[str]:
     found = []
     for requirement in requirements:
         key = requirement.get("key")
-        known, what = {INSTANCE_TYPE: (types, "instance type"), INSTANCE_FAMILY: (families, "instance family")}.get(key, (None, ""))
+        names: dict[str | None, tuple[frozenset[str] | None, str]] = {
+            INSTANCE_TYPE: (types, "instance type"), INSTANCE_FAMILY: (families, "instance family")}
+        known, what = names.get(key, (None, ""))
         if known is None or requirement.get("operator") != "In":
             continue
         for value in requirement.get("values") or []:

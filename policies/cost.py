@@ -18,12 +18,13 @@ from typing import Any, Iterable, Mapping
 from components.config.teams import BUDGET_ANNOTATION, TEAM_LABEL
 
 from . import catalog
-from .model import NODEPOOL, Stack, Violation, contains_unknown
+from .helm import karpenter_version
+from .model import NODEPOOL, Resource, Stack, Violation, contains_unknown
 from .nodepools import _NODECLASS_FIELDS, _known_requirements, _node_class, _pools, _valid_pool_types
 from .registry import policy
 
 
-def pool_worst_case(stack: Stack, pool) -> float | None:
+def pool_worst_case(stack: Stack, pool: Resource) -> float | None:
     """USD/hour at the pool's limits; None when unknown (preview), unbounded or invalid."""
     template = pool.prop("spec", "template", "spec", default={})
     limits = pool.prop("spec", "limits", default={})
@@ -35,7 +36,8 @@ def pool_worst_case(stack: Stack, pool) -> float | None:
     whole_class = None if node_class is None else node_class.props
     if not contains_unknown(pool.props) and not contains_unknown(whole_class):
         try:
-            catalog.judge(pool.props, whole_class)  # an invalid pool has no worst case (has-instance-types says why)
+            # an invalid pool has no worst case (has-instance-types says why)
+            catalog.judge(pool.props, whole_class, release=karpenter_version(stack))
         except catalog.InvalidObject:
             return None
     key = json.dumps([template, limits, class_spec, node_class.prop("metadata", "name") if node_class else None],
@@ -147,7 +149,7 @@ def size_capped(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
                                       + _cap_advice(stack, pool, requirements, limit, sorted({s for s, _ in sizes})))
 
 
-def _cap_advice(stack: Stack, pool, requirements: list, limit: int, sizes: list[int]) -> str:
+def _cap_advice(stack: Stack, pool: Resource, requirements: list, limit: int, sizes: list[int]) -> str:
     """The smallest cap from 32 vCPU up to `limit` that no mandatory policy refuses in any
     environment (e.g. one that still holds the declared largest pod), or why there is none."""
     from .advice import refusals

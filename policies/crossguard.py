@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from pulumi_policy import (
     EnforcementLevel,
@@ -91,7 +91,7 @@ def stack_from_args(args: StackValidationArgs, environment: str | None) -> Stack
     return Stack(environment, tuple(resource_from_policy(r) for r in args.resources))
 
 
-def _validate(spec: PolicySpec, environment: str | None):
+def _validate(spec: PolicySpec, environment: str | None) -> Callable[[StackValidationArgs, ReportViolation], None]:
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         properties = dict(resolve(spec, environment).properties)
         properties.update(dict(args.get_config() or {}))
@@ -108,7 +108,7 @@ def build_policy(spec: PolicySpec, environment: str | None) -> StackValidationPo
         description=spec.description,
         validate=_validate(spec, environment),
         enforcement_level=EnforcementLevel(level),
-        config_schema=PolicyConfigSchema(properties=dict(spec.schema)) if spec.schema else None,
+        config_schema=PolicyConfigSchema(properties={k: dict(v) for k, v in spec.schema.items()}) if spec.schema else None,
     )
 
 

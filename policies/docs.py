@@ -98,6 +98,11 @@ BEHAVIOUR_TEXT = """## What the policies read, and what they do not judge
   per-zone availability: offerings are assumed in every zone the pool names, so "no zone has
   this type" is not claimed. Types without an on-demand price in the catalog have no offering,
   as in the simulator.
+- **The pinned Karpenter release judges**: NodePools and EC2NodeClasses are judged whole by
+  `kubefacts.validation` (CRD schema, CEL rules, Karpenter's runtime and label checks) of the
+  release the stack pins (the `karpenter` Helm release's chart version; the newest supported when
+  the stack declares none), as the render's checks do: a requirement on
+  `karpenter.k8s.aws/placement-group-id` is refused in a stack pinned at 1.10.2, accepted from 1.11.3.
 - **Team facts on NodePools**: the spot and largest-pod policies read two annotations on the
   NodePool (`metadata.annotations`), so both ways judge the same declared object:
   `karpenter-platform.io/allow-spot: "true" | "false"` (the team's `allowSpot`) and

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
+from kubefacts.labels import SUPPORTED_RELEASES
+
 from .model import HELM_RELEASE, UNKNOWN, Resource, Stack, Violation
 from .registry import policy
 
@@ -30,6 +32,18 @@ def releases(stack: Stack, chart: str) -> list[Resource]:
 def karpenter_release(stack: Stack) -> Resource | None:
     found = releases(stack, "karpenter")
     return found[0] if found else None
+
+
+def karpenter_version(stack: Stack) -> str | None:
+    """The Karpenter release the stack pins (its karpenter chart's version), by which the pack
+    judges Karpenter objects (kubefacts.validation and its label rules), as offline.checks judges
+    a render; None (the newest supported release) when no supported version is pinned or known yet."""
+    release = karpenter_release(stack)
+    version = release.prop("version") if release is not None else None
+    if not isinstance(version, str):  # absent, or UNKNOWN during preview
+        return None
+    version = version.removeprefix("v")
+    return version if version in SUPPORTED_RELEASES else None
 
 
 def release_label(release: Resource) -> str:

@@ -81,7 +81,7 @@ def queue_wired(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
     targets = stack.of_type(EVENT_TARGET)
     missing: list[str] = []
     for source, detail_type in REQUIRED_EVENTS:
-        verdicts = []
+        verdicts: list[bool | None] = []
         for rule in rules:
             covers = _covers(rule, source, detail_type)
             if covers is None:

@@ -31,7 +31,7 @@ class _Unknown:
         # a verdict); fail loudly so tests catch it.
         raise TypeError("an unknown value has no truth value; check is_unknown() first")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[_Unknown], tuple[()]]:
         return (_Unknown, ())
 
 

@@ -15,7 +15,7 @@ from components.config.odigos import TAINTING_MOUNT_METHODS
 from components.config.teams import ALLOW_SPOT_ANNOTATION, LARGEST_POD_ANNOTATION, TEAM_LABEL
 
 from . import catalog, levels
-from .helm import releases
+from .helm import karpenter_version, releases
 from .model import HELM_RELEASE, NODECLASS, NODEPOOL, UNKNOWN, Resource, Stack, Violation, contains_unknown
 from .registry import policy
 
@@ -58,7 +58,8 @@ def _pool_types(stack: Stack, pool: Resource) -> catalog.PoolTypes | None:
         return None
     whole_class = None if node_class is None else node_class.props
     if not contains_unknown(pool.props) and not contains_unknown(whole_class):
-        catalog.judge(pool.props, whole_class)  # the whole objects, as the API server and Karpenter see them
+        # the whole objects, as the API server and Karpenter of the pinned release see them
+        catalog.judge(pool.props, whole_class, release=karpenter_version(stack))
     pool_object = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": pool.prop("metadata", "name")},
                    "spec": {"template": {"spec": template}}}
     class_object = None if node_class is None else {
@@ -76,8 +77,12 @@ def _valid_pool_types(stack: Stack, pool: Resource) -> catalog.PoolTypes | None:
         return None
 
 
-def _annotation(pool: Resource, key: str) -> Any:
-    return pool.prop("metadata", "annotations", key)
+def _annotated(stack: Stack, key: str) -> Iterable[tuple[Resource, Any]]:
+    """(pool, value) for each NodePool whose annotation `key` is set and known."""
+    for pool in _pools(stack):
+        value = pool.prop("metadata", "annotations", key)
+        if value is not None and value is not UNKNOWN:
+            yield pool, value
 
 
 # --- limits ------------------------------------------------------------------------------------
@@ -176,10 +181,7 @@ def _describe(requirement: Mapping[str, Any]) -> str:
     group="NodePool",
 )
 def fits_largest_pod(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
-    for pool in _pools(stack):
-        raw = _annotation(pool, LARGEST_POD_ANNOTATION)
-        if raw is None or raw is UNKNOWN:
-            continue
+    for pool, raw in _annotated(stack, LARGEST_POD_ANNOTATION):
         try:
             requests = largest_pod_requests(raw)
             wanted = {name: decimal(value) for name, value in requests.items()}
@@ -314,10 +316,7 @@ def _admits(pool: Resource, key: str, value: str, default: bool) -> bool | None:
     group="NodePool",
 )
 def spot_allowed(stack: Stack, config: Mapping[str, Any]) -> Iterable[Violation]:
-    for pool in _pools(stack):
-        allowed = _annotation(pool, ALLOW_SPOT_ANNOTATION)
-        if allowed is None or allowed is UNKNOWN:
-            continue
+    for pool, allowed in _annotated(stack, ALLOW_SPOT_ANNOTATION):
         if str(allowed).lower() not in ("true", "false"):
             yield Violation(pool.urn, f"{pool.label} annotation {ALLOW_SPOT_ANNOTATION}={allowed!r} must be \"true\" or \"false\"")
             continue

@@ -10,11 +10,12 @@ them in a stable order. Levels per environment live in `policies.levels`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from .model import Stack, Violation
 
 Check = Callable[[Stack, Mapping[str, Any]], Iterable[Violation]]
+_C = TypeVar("_C", bound=Check)
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,8 @@ _REGISTERED: list[PolicySpec] = []
 
 
 def policy(name: str, description: str, *, schema: Mapping[str, Mapping[str, Any]] | None = None,
-           defaults: Callable[[str | None], Mapping[str, Any]] | None = None, group: str = ""):
-    def register(check: Check) -> Check:
+           defaults: Callable[[str | None], Mapping[str, Any]] | None = None, group: str = "") -> Callable[[_C], _C]:
+    def register(check: _C) -> _C:
         if any(p.name == name for p in _REGISTERED):
             raise ValueError(f"policy {name!r} declared twice")
         _REGISTERED.append(PolicySpec(name, " ".join(description.split()), check, dict(schema or {}),

@@ -1,8 +1,8 @@
 """`provisioner` command line: a thin argparse shell over the subcommand modules.
 
-Each subcommand module exposes `register(subparsers)` (adds its parser and sets `run`); to add
-one, append (name, module, one-line help) to SUBCOMMANDS; its `register` takes that help from
-`HELP` (a test compares them).
+Each subcommand module exposes `register(subparsers)` (adds its parser through `add_command`,
+which sets `run`); to add one, append (name, module, one-line help) to SUBCOMMANDS; `add_command`
+takes that help from `HELP` (a test compares them).
 
 Only the chosen subcommand's module is imported: the others would cost a `simulate` run their
 imports (the advisor's HTTP server and metrics, disruption, tuning), about 0.1 s of CPU. The rest
@@ -40,6 +40,22 @@ SUBCOMMANDS = (
 HELP = {name: help_text for name, _, help_text in SUBCOMMANDS}  # what each command's `register` says
 EXIT_INVALID_INPUT = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
+
+
+def add_command(subparsers, name: str, run, description: str) -> argparse.ArgumentParser:
+    """The parser of subcommand `name`: its help from HELP, its description, `run` as what it runs."""
+    parser = subparsers.add_parser(name, help=HELP[name], description=description)
+    parser.set_defaults(run=run)
+    return parser
+
+
+def write_out(text: str, path: str | None) -> None:
+    """A command's output (`--out FILE`): written to `path`, or to stdout without one."""
+    if path:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        sys.stdout.write(text)
 
 
 def bounded_int(low: int, high: int):

@@ -23,7 +23,7 @@ def manifest_files(path: str) -> list:
     if stat.S_ISREG(mode):
         return [path]
     if stat.S_ISDIR(mode):
-        found = []
+        found: list[str] = []
         for root, dirs, files in os.walk(path):
             dirs.sort()
             found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(YAML_SUFFIXES))

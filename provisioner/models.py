@@ -213,6 +213,7 @@ class DaemonSet:
 
 @dataclass(eq=False)
 class Offering:
+    """Where and at what price a type can launch: a catalog fact and what the scheduler reads."""
     zone: str
     capacity_type: str
     price: float

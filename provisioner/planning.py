@@ -128,17 +128,17 @@ def plan_rounds(result: SimulationResult, prepared, pending: list, pools, daemon
                 index[name] = len(nodes)
                 nodes.append(PreparedNode(node, pods, daemonsets, range(position, position + len(pods))))
                 position += len(pods)
-        for node, pods in plan.existing:
-            if node in inflight:  # a later round filled a NodeClaim launched earlier
-                entry = inflight[node]
+        for node_name, pods in plan.existing:
+            if node_name in inflight:  # a later round filled a NodeClaim launched earlier
+                entry = inflight[node_name]
                 entry.pods.extend(p.name for p in pods)
                 for pod in pods:
                     entry.requests = add(entry.requests, pod.spec.requests)
             else:
-                result.existing.setdefault(node, []).extend(p.name for p in pods)
+                result.existing.setdefault(node_name, []).extend(p.name for p in pods)
             if again:
-                i = index[node]
-                nodes[i] = nodes[i].with_pods([replace(p, node_name=node) for p in pods],
+                i = index[node_name]
+                nodes[i] = nodes[i].with_pods([replace(p, node_name=node_name) for p in pods],
                                               range(position, position + len(pods)), daemonsets)
                 position += len(pods)
         if plan.nodeclaims:

@@ -136,7 +136,8 @@ def render_json(result: SimulationResult) -> str:
 def render_table(result: SimulationResult) -> str:
     out = []
     if result.nodeclaims:
-        rows = [("#", "NODEPOOL", "INSTANCE TYPE", "CAPACITY", "ZONE", "$/HOUR", "CPU", "MEMORY", "PODS", "ALSO FITS")]
+        rows: list[tuple[object, ...]] = [("#", "NODEPOOL", "INSTANCE TYPE", "CAPACITY", "ZONE", "$/HOUR", "CPU", "MEMORY",
+                                           "PODS", "ALSO FITS")]
         usage = {name: _column(result.nodeclaims, name) for name in ("cpu", "memory")}
         for i, nc in enumerate(result.nodeclaims, 1):
             price = f"{nc.price_usd_hour:.4f}" + ("*" if nc.price_is_estimate else "")

@@ -33,7 +33,8 @@ class NodeClaimResult:
 
 
 @dataclass
-class Unschedulable:
+class PodVerdict:
+    """A pod and the reason the simulation gives for it."""
     pod: str
     reason: str
 
@@ -41,14 +42,12 @@ class Unschedulable:
         return {"pod": self.pod, "reason": self.reason}
 
 
-@dataclass
-class Ignored:
+class Unschedulable(PodVerdict):
+    """A pod no NodePool can schedule, and why."""
+
+
+class Ignored(PodVerdict):
     """A pod Karpenter does not provision for (IsProvisionable / Validate), and why."""
-    pod: str
-    reason: str
-
-    def to_dict(self) -> dict:
-        return {"pod": self.pod, "reason": self.reason}
 
 
 @dataclass

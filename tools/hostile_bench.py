@@ -17,9 +17,9 @@ from pathlib import Path
 import yaml
 
 from tests.harness import PROJECT_DIR
-from tests.hostile.corpus import (CONFIG_CASES, MANIFEST_CASES, NEGATIVE_PRICE_CATALOG, STACK, TEAM, _deployment,
+from tests.hostile.corpus import (CONFIG_CASES, MANIFEST_CASES, NEGATIVE_PRICE_CATALOG, _deployment,
                                   block_pod_list, file_type_cases, flow_pod_list, json_pod_list,
-                                  never_firing_budget_snapshot, one_line_flow_pod_list, pod_list, stack_text, team_text)
+                                  never_firing_budget_snapshot, one_line_flow_pod_list, pod_list, write_project)
 
 # Accepted inputs measured for time only (exit 0 expected); every other row must be refused (exit 2).
 ACCEPTED = {"consolidate/cron-never-fires-2562047h"}
@@ -53,24 +53,12 @@ def _run(module: str, *args: str) -> tuple[int, float, float]:
     return int(code), float(seconds), int(rss_kib) / 1024
 
 
-def _project(root: Path, files: dict) -> Path:
-    (root / "stacks" / "teams").mkdir(parents=True)
-    (root / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())
-    (root / STACK).write_text(stack_text())
-    if not any(r.startswith(TEAM + "/") for r in files):
-        (root / TEAM).write_text(team_text())
-    for relative, content in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_bytes(content) if isinstance(content, bytes) else (root / relative).write_text(content)
-    return root
-
-
 def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         for case_id, files, _ in CONFIG_CASES:
-            project = _project(base / f"config-{case_id}", files)
+            project = write_project(base / f"config-{case_id}", files)
             rows.append((f"config/{case_id}", *_run("offline.render", "test", "--project-dir", str(project),
                                                     "--out", str(project / "build" / "test"))))
         for case_id, content, _ in MANIFEST_CASES:

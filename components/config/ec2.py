@@ -4,7 +4,7 @@ block devices, network interfaces, placement and CPU options, with the CRD's pat
 from __future__ import annotations
 
 import re2 as re  # Go RE2 semantics, as the API server: `$` never matches before a final "\n"
-from typing import Annotated, Any, Literal
+from typing import Annotated, Callable, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
@@ -26,15 +26,23 @@ def _tags_non_empty(tags: dict[str, str]) -> dict[str, str]:
     return tags
 
 
-def _aws_id(prefix: str) -> Any:
-    """A string type for an AWS id such as `ami-0abc`, as the CRD's pattern has it."""
+def _aws_id_check(prefix: str) -> Callable[[str], str]:
+    """The check of an AWS id such as `ami-0abc`, as the CRD's pattern has it."""
     pattern = re.compile(rf"^{prefix}-[0-9a-z]+$")
 
     def check(value: str) -> str:
         if not pattern.match(value):
             raise ValueError(f"{value!r} is not an id of the form {prefix}-<hex>")
         return value
-    return Annotated[str, AfterValidator(check)]
+    return check
+
+
+# String types for AWS ids, named at module level so type checkers read them as types.
+AmiId = Annotated[str, AfterValidator(_aws_id_check("ami"))]
+SubnetId = Annotated[str, AfterValidator(_aws_id_check("subnet"))]
+SecurityGroupId = Annotated[str, AfterValidator(_aws_id_check("sg"))]
+CapacityReservationId = Annotated[str, AfterValidator(_aws_id_check("cr"))]
+PlacementGroupId = Annotated[str, AfterValidator(_aws_id_check("pg"))]
 
 
 def check_volume_size(value: str) -> str:
@@ -88,7 +96,7 @@ class AmiSelectorTerm(Model):
 
     alias: str | None = Field(default=None, max_length=30)
     """`family@version`: al2, al2023, bottlerocket (pinned or `latest`), windows2019/2022/2025 (`latest` only)."""
-    id: _aws_id("ami") | None = None
+    id: AmiId | None = None
     """An AMI id (`ami-...`)."""
     name: str | None = None
     """AMI name (wildcards allowed, as in EC2 DescribeImages)."""
@@ -119,7 +127,7 @@ class AmiSelectorTerm(Model):
 class SubnetSelectorTerm(Model):
     """A subnet selector term: tags or an id."""
 
-    id: _aws_id("subnet") | None = None
+    id: SubnetId | None = None
     """Subnet id (`subnet-...`)."""
     tags: SelectorTags | None = None
     """Subnet tags to match."""
@@ -135,7 +143,7 @@ class SubnetSelectorTerm(Model):
 class SecurityGroupSelectorTerm(Model):
     """A security group selector term: tags, an id or a name."""
 
-    id: _aws_id("sg") | None = None
+    id: SecurityGroupId | None = None
     """Security group id (`sg-...`)."""
     name: str | None = None
     """Security group name."""
@@ -153,7 +161,7 @@ class SecurityGroupSelectorTerm(Model):
 class CapacityReservationSelectorTerm(Model):
     """Capacity reservations the node class may launch into (capacity type `reserved`)."""
 
-    id: _aws_id("cr") | None = None
+    id: CapacityReservationId | None = None
     """Reservation id (`cr-...`); alone."""
     owner_id: str | None = Field(default=None, alias="ownerID", pattern=r"^[0-9]{12}$")
     """Account that owns the reservations (12 digits)."""
@@ -262,7 +270,7 @@ class PlacementGroupSelector(Model):
 
     name: str | None = None
     """Placement group name."""
-    id: _aws_id("pg") | None = None
+    id: PlacementGroupId | None = None
     """Placement group id (`pg-...`)."""
 
 

@@ -6,9 +6,10 @@ import difflib
 import types
 import typing
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 from kubefacts.errors import shown
 
 from kubefacts.errors import LocatedError
@@ -130,7 +131,7 @@ def _nested_keys(model: type[BaseModel] | None, prefix: str = "", depth: int = 2
     return keys
 
 
-def _message(error: dict[str, Any], root: type[BaseModel] | None) -> str:
+def _message(error: ErrorDetails, root: type[BaseModel] | None) -> str:
     kind, loc, value = error["type"], tuple(error["loc"]), error.get("input")
     key = loc[-1] if loc else ""
     if kind == "extra_forbidden":
@@ -166,7 +167,8 @@ def _echo(value: Any) -> str:
 
 
 def issues_from_validation(
-    err: ValidationError, file: str, root: type[BaseModel] | None, prefix: str = "", remap=None
+    err: ValidationError, file: str, root: type[BaseModel] | None, prefix: str = "",
+    remap: Callable[[tuple[Any, ...]], tuple[str, str] | None] | None = None,
 ) -> list[ConfigIssue]:
     """ConfigIssues for a pydantic error. `remap(loc) -> (file, path) | None` lets callers point a
     location back to where the value was written (e.g. an environment override)."""

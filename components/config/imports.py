@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from pydantic import ValidationError
 
@@ -285,7 +285,7 @@ def _validate(pools: list[tuple[Document, dict[str, Any]]], classes: dict[str, D
                                   f"EC2NodeClass {entry.get('nodeClass')!r} was not among the input; the stack must define it")
 
 
-def _relocate(issue: ConfigIssue, document: Document, mapper) -> ConfigIssue:
+def _relocate(issue: ConfigIssue, document: Document, mapper: Callable[[tuple[Any, ...]], str]) -> ConfigIssue:
     """A Team validation issue (`nodePools[0].<key>`) at the original NodePool's key path."""
     path = issue.path
     if path.startswith("nodePools[0]"):

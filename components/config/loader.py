@@ -123,7 +123,7 @@ def _sections(document: dict[str, Any]) -> dict[str, Any]:
     valid: dict[str, Any] = {}
     for name, info in StackSettings.model_fields.items():
         alias = info.alias or name
-        if alias in document:
+        if alias in document and info.annotation is not None:  # pydantic fields are all annotated
             try:
                 valid[name] = TypeAdapter(info.annotation).validate_python(document[alias])
             except ValidationError:
@@ -262,8 +262,8 @@ def _resolve_team(name: str, doc: Any, env: str, zones: list[str], display: str,
                 where = (*source, *rest[2:]) if source else ("nodePools", file_index[loc[1]], "preset")
                 return display, format_path(where)
             pool = doc["nodePools"][loc[1]]
-            where = _override_location(doc, env, pool.get("name") if isinstance(pool, dict) else None, rest) if rest else None
-            return display, format_path(where or ("nodePools", file_index[loc[1]], *rest))
+            override = _override_location(doc, env, pool.get("name") if isinstance(pool, dict) else None, rest) if rest else None
+            return display, format_path(override or ("nodePools", file_index[loc[1]], *rest))
         return None
 
     try:

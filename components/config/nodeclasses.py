@@ -355,6 +355,8 @@ class NodeClass(Model):
         than snapshot"); known for the EKS AMIs an alias selects."""
         alias = self.ami_family_alias
         family = FAMILY_OF_ALIAS.get(alias) if alias else None
+        if family is None:
+            return self
         snapshot, device = AMI_ROOT_SNAPSHOT_GIB.get(family), ROOT_DEVICE.get(family)
         if snapshot is None:
             return self

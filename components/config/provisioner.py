@@ -13,6 +13,10 @@ from .kube import DnsLabel
 Platform = Literal["linux/amd64", "linux/arm64"]
 
 
+def _default_platforms() -> list[Platform]:
+    return ["linux/amd64"]
+
+
 class ProvisionerResources(Model):
     """Advisor container resources; each request at most its limit (the API server's rule)."""
 
@@ -42,7 +46,7 @@ class ProvisionerConfig(Model):
     """Advisor replicas (each plans on its own; Events stay deduplicated across them)."""
     resources: ProvisionerResources = Field(default_factory=ProvisionerResources)
     """Advisor container resources."""
-    platforms: list[Platform] = Field(default_factory=lambda: ["linux/amd64"])
+    platforms: list[Platform] = Field(default_factory=_default_platforms)
     """Platforms the image is built for; the advisor is scheduled only on nodes of these architectures."""
     live_catalog: bool = True
     """Give the advisor an IAM role to read instance types, offerings and prices from AWS (read-only);

@@ -34,10 +34,12 @@ def take_sources(doc: dict) -> tuple[list[int], list[list[tuple | None]]]:
     """Remove the marks: per resolved pool, its index in the file and each requirement's source
     (None: it came from a preset)."""
     file_index, sources = [], []
-    for index, pool in enumerate(doc.get("nodePools") if isinstance(doc.get("nodePools"), list) else ()):
+    pools = doc.get("nodePools")
+    for index, pool in enumerate(pools if isinstance(pools, list) else ()):
         pool = pool if isinstance(pool, dict) else {}
         file_index.append(pool.pop(_SOURCE, index))
-        requirements = pool.get("requirements") if isinstance(pool.get("requirements"), list) else []
+        requirements = pool.get("requirements")
+        requirements = requirements if isinstance(requirements, list) else []
         sources.append([r.pop(_SOURCE, None) if isinstance(r, dict) else None for r in requirements])
     environments = doc.get("environments")
     for override in environments.values() if isinstance(environments, dict) else ():

@@ -35,6 +35,7 @@ def _construct(loader: CfnLoader, suffix: str, node: yaml.Node) -> Intrinsic:
     elif isinstance(node, yaml.SequenceNode):
         value = loader.construct_sequence(node, deep=True)
     else:
+        assert isinstance(node, yaml.MappingNode)  # YAML has three kinds of node
         value = loader.construct_mapping(node, deep=True)
     return Intrinsic(suffix, value)
 

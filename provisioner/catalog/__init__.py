@@ -6,7 +6,7 @@ import json
 
 from ..errors import InputError
 from kubefacts.yamlread import Limits, UnsafeInput, read_text
-from .facts import (DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, Catalog, OfferingFact, TypeFacts,
+from .facts import (DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, Catalog, TypeFacts,
                     catalog_from_dict)
 from .overlay import apply_overlays
 
@@ -44,5 +44,5 @@ def load_catalog_file(path: str) -> Catalog:
     return catalog_from_dict(data, origin=path)
 
 
-__all__ = ["Catalog", "TypeFacts", "OfferingFact", "catalog_from_dict", "shipped_catalog", "load_catalog_file",
+__all__ = ["Catalog", "TypeFacts", "catalog_from_dict", "shipped_catalog", "load_catalog_file",
            "apply_overlays", "DEFAULT_REGION", "DEFAULT_ZONES", "DEFAULT_SPOT_DISCOUNT"]

@@ -12,7 +12,8 @@ from datetime import datetime, timezone
 import json
 import re
 
-from .facts import DEFAULT_SPOT_DISCOUNT, Catalog, OfferingFact, TypeFacts
+from ..models import Offering
+from .facts import DEFAULT_SPOT_DISCOUNT, Catalog, TypeFacts
 
 _SCHEME = re.compile(r"(^[a-z]+)(-[0-9]+tb)?([0-9]+).*\.")
 _ARCH = {"x86_64": "amd64", "arm64": "arm64"}
@@ -130,12 +131,12 @@ def load_live_catalog(region: str, *, ec2=None, pricing=None, session=None, zone
             if wanted is not None and zone not in wanted:
                 continue
             if "on-demand" in usage and price is not None:
-                offerings.append(OfferingFact(zone, "on-demand", price))
+                offerings.append(Offering(zone, "on-demand", price))
             if "spot" in usage:
                 if (facts.name, zone) in spot:
-                    offerings.append(OfferingFact(zone, "spot", spot[(facts.name, zone)]))
+                    offerings.append(Offering(zone, "spot", spot[(facts.name, zone)]))
                 elif price is not None:
-                    offerings.append(OfferingFact(zone, "spot", round(price * (1 - spot_discount), 6), True))
+                    offerings.append(Offering(zone, "spot", round(price * (1 - spot_discount), 6), price_is_estimate=True))
         types.append(TypeFacts(**{**facts.__dict__, "price_od_usd_hour": price, "offerings": tuple(offerings)}))
     sources = [f"aws:ec2:DescribeInstanceTypes@{region}", f"aws:ec2:DescribeInstanceTypeOfferings@{region}",
                f"aws:pricing:GetProducts(AmazonEC2, {region})", f"aws:ec2:DescribeSpotPriceHistory@{region}"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import re
 
 from ..errors import InputError
+from ..models import Offering
 
 # Spot prices are not available offline. The shared catalog carries one real sample (m5.large,
 # us-east-1, 2021-01-08..02-09): the mean spot price was 57.9% below on-demand. We apply that
@@ -20,14 +21,6 @@ DEFAULT_REGION = "us-east-1"
 DEFAULT_ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
 CAPACITY_TYPES = ("on-demand", "spot", "reserved")
 _SCHEME = re.compile(r"(^[a-z]+)(-[0-9]+tb)?([0-9]+).*\.")
-
-
-@dataclass(frozen=True)
-class OfferingFact:
-    zone: str
-    capacity_type: str
-    price: float
-    price_is_estimate: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,7 +49,7 @@ class TypeFacts:
     hypervisor: str | None = None
     bare_metal: bool = False
     price_od_usd_hour: float | None = None
-    offerings: tuple | None = None  # explicit offerings replace the generated ones
+    offerings: tuple | None = None  # models.Offering: explicit offerings replace the generated ones
     # (resource, count): extended resources types.go advertises (pod-eni, efa, neuron, neuroncore, gaudi)
     extended_resources: tuple = ()
     extra_labels: tuple = ()  # (label, value) from DescribeInstanceTypes the catalog lacks (see extended.py)
@@ -111,15 +104,15 @@ def facts_from_dict(item: dict, where: str) -> TypeFacts:
     family, _, size = name.partition(".")
     match = _SCHEME.match(name)
     try:
-        offerings = None
+        offerings: tuple[Offering, ...] | None = None
         if item.get("offerings") is not None:
-            offerings = []
+            listed: list[Offering] = []
             for i, o in enumerate(item["offerings"]):
                 if not isinstance(o, dict) or not o.get("zone") or o.get("capacity_type") not in CAPACITY_TYPES:
                     raise fail(f"offerings[{i}]", "needs zone, capacity_type (on-demand|spot|reserved) and price")
-                offerings.append(OfferingFact(str(o["zone"]), o["capacity_type"], price(o["price"], f"offerings[{i}].price"),
-                                              bool(o.get("price_is_estimate", False))))
-            offerings = tuple(offerings)
+                listed.append(Offering(str(o["zone"]), o["capacity_type"], price(o["price"], f"offerings[{i}].price"),
+                                       price_is_estimate=bool(o.get("price_is_estimate", False))))
+            offerings = tuple(listed)
         return TypeFacts(
             name=name, vcpu=int(item["vcpu"]), memory_mib=int(item["memory_mib"]),
             arch=str(item.get("arch") or "amd64"), cpu_manufacturer=item.get("cpu_manufacturer"),

@@ -6,12 +6,16 @@ import argparse
 import sys
 from datetime import datetime, timezone
 
-from ..cli import HELP
+from ..cli import add_command
 from ..disruption.controller import consolidate
 from ..disruption.report import render_table
 from ..state.reader import load_cluster
 from ..manifests import read_paths
 from .simulate import add_input_arguments, load_catalog_arg, screened, write_report
+
+DESCRIPTION = ("From a snapshot of NodePools, EC2NodeClasses, Nodes, NodeClaims, Pods, PodDisruptionBudgets and "
+               "DaemonSets (kubectl get -o yaml), the disruption command Karpenter v1.14 would start in its "
+               "current pass, and the reason each other Karpenter-managed node stays.")
 
 
 def _time(text: str) -> datetime:
@@ -25,11 +29,7 @@ def _time(text: str) -> datetime:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "consolidate", help=HELP["consolidate"],
-        description="From a snapshot of NodePools, EC2NodeClasses, Nodes, NodeClaims, Pods, PodDisruptionBudgets and "
-                    "DaemonSets (kubectl get -o yaml), the disruption command Karpenter v1.14 would start in its "
-                    "current pass, and the reason each other Karpenter-managed node stays.")
+    parser = add_command(subparsers, "consolidate", run, DESCRIPTION)
     add_input_arguments(parser, path_metavar="SNAPSHOT",
                         zones_help="Zones offered to replacements, besides the nodes' own")
     parser.add_argument("--spot-to-spot", choices=("on", "off"), default=None,
@@ -38,7 +38,6 @@ def register(subparsers) -> None:
     parser.add_argument("--at", type=_time, default=None, metavar="YYYY-MM-DDTHH:MM",
                         help="UTC time at which scheduled disruption budgets are evaluated (default: now).")
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Output format.")
-    parser.set_defaults(run=run)
 
 
 def run(args) -> int:
@@ -46,7 +45,8 @@ def run(args) -> int:
     objects, origins, skipped = screened(objects, origins, args)
     catalog = load_catalog_arg(args)
     snap = load_cluster(objects, origins)
-    for warning in skipped + list(snap.inputs.warnings):
+    read = snap.inputs.warnings if snap.inputs is not None else []  # the reader always sets inputs
+    for warning in skipped + list(read):
         print(f"warning: {warning}", file=sys.stderr)
     gate = None if args.spot_to_spot is None else args.spot_to_spot == "on"
     result = consolidate(snap, catalog=catalog, region=args.region, zones=args.zones, spot_discount=args.spot_discount,

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import sys
 
-from ..cli import HELP
+from ..cli import add_command
 from ..disruption.drift import DriftReport, drift
 from ..manifests import read_paths
 from .simulate import add_skip_invalid, screened, write_report
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "drift", help=HELP["drift"],
+    parser = add_command(
+        subparsers, "drift", run,
         description="Preview Karpenter v1.14 drift between two sets of NodePools and EC2NodeClasses.")
     parser.add_argument("--before", required=True, metavar="DIR_OR_FILE", help="Manifests as deployed now.")
     parser.add_argument("--after", required=True, metavar="DIR_OR_FILE", help="Manifests after the change.")
@@ -20,7 +20,6 @@ def register(subparsers) -> None:
                              "without it node counts are null.")
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Output format.")
     add_skip_invalid(parser)
-    parser.set_defaults(run=run)
 
 
 def run(args) -> int:

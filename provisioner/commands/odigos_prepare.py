@@ -22,7 +22,7 @@ import re
 import sys
 from dataclasses import asdict, dataclass
 
-from ..cli import HELP
+from ..cli import add_command
 
 TAINT_KEY = "odigos.io/needs-init"
 TAINT = {"key": TAINT_KEY, "effect": "NoSchedule"}
@@ -155,8 +155,8 @@ def render_report(outcomes: list[Outcome], dry_run: bool) -> str:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "odigos-prepare-nodes", help=HELP["odigos-prepare-nodes"],
+    parser = add_command(
+        subparsers, "odigos-prepare-nodes", run,
         description=__doc__.split("\n\n")[1].replace("\n", " "))
     parser.add_argument("--dry-run", action="store_true", help="Report what would be tainted, change nothing.")
     parser.add_argument("--taint", type=parse_taint, default=dict(TAINT), metavar="KEY=[VALUE]:EFFECT",
@@ -169,7 +169,6 @@ def register(subparsers) -> None:
     parser.add_argument("--release-binding", metavar="NAME",
                         help="Delete this ClusterRoleBinding (the one granting this run patch on nodes) once no "
                              "write failed, so the right ends with the run.")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, api=None) -> int:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from datetime import datetime, timezone
 
-from ..cli import HELP, bounded_int
+from ..cli import add_command, bounded_int, write_out
 from ..disruption.snapshot import go_duration
 from ..errors import InputError
 from ..manifests import read_paths
@@ -16,6 +15,10 @@ from ..replay.output import render_html, render_json, render_table
 from ..replay.parallel import replay_all
 from ..replay.trace import load_trace
 from .simulate import add_input_arguments, load_catalog_arg
+
+DESCRIPTION = ("Replay a trace of workload events over simulated time through Karpenter v1.14's provisioning and "
+               "disruption and the kube-scheduler: what it costs, launches, evicts and how long pods wait. "
+               "Nothing sleeps. See docs/replay.md.")
 
 DEFAULT_UNTIL_NOTE = "the last event's time, or 1h for a trace without events after 0s"
 
@@ -37,12 +40,16 @@ def _start(text: str) -> datetime:
     return value.astimezone(timezone.utc)
 
 
+# Karpenter's batching windows and a NodeClaim's start-up, in seconds: (option, default, help).
+_DURATIONS = (
+    ("--batch-idle", 1.0, "Karpenter's BATCH_IDLE_DURATION (default 1s, as the chart)."),
+    ("--batch-max", 10.0, "Karpenter's BATCH_MAX_DURATION (default 10s, as the chart)."),
+    ("--node-startup", 60.0, "Launch to Ready latency of a NodeClaim (default 60s)."),
+)
+
+
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "replay", help=HELP["replay"],
-        description="Replay a trace of workload events over simulated time through Karpenter v1.14's provisioning and "
-                    "disruption and the kube-scheduler: what it costs, launches, evicts and how long pods wait. "
-                    "Nothing sleeps. See docs/replay.md.")
+    parser = add_command(subparsers, "replay", run, DESCRIPTION)
     add_input_arguments(parser)
     parser.add_argument("--trace", metavar="TRACE", help="YAML or JSON trace ({events: [...]}, docs/replay.md).")
     parser.add_argument("--batch", metavar="DIR", help="Replay every trace file in DIR (one per cluster of a fleet) "
@@ -54,12 +61,8 @@ def register(subparsers) -> None:
                              "(default 2026-01-05T00:00:00Z, a Monday).")
     parser.add_argument("--seed", type=int, default=0, help="Seed of the random choices (spot interruption "
                                                             "fractions); the same seed gives the same output (default 0).")
-    parser.add_argument("--batch-idle", type=_duration, default=1.0, metavar="DURATION",
-                        help="Karpenter's BATCH_IDLE_DURATION (default 1s, as the chart).")
-    parser.add_argument("--batch-max", type=_duration, default=10.0, metavar="DURATION",
-                        help="Karpenter's BATCH_MAX_DURATION (default 10s, as the chart).")
-    parser.add_argument("--node-startup", type=_duration, default=60.0, metavar="DURATION",
-                        help="Launch to Ready latency of a NodeClaim (default 60s).")
+    for flag, default, text in _DURATIONS:
+        parser.add_argument(flag, type=_duration, default=default, metavar="DURATION", help=text)
     parser.add_argument("--spot-to-spot", choices=("on", "off"), default="off",
                         help="The SpotToSpotConsolidation feature gate (default off, as upstream).")
     parser.add_argument("--compare", nargs="+", metavar="PATH",
@@ -72,7 +75,6 @@ def register(subparsers) -> None:
                              "instead of local processes; needs the [distributed] extra (docs/replay.md).")
     parser.add_argument("-o", "--output", choices=("table", "json", "html"), default="table", help="Output format.")
     parser.add_argument("--out", metavar="FILE", help="Write the output here instead of stdout (required for html).")
-    parser.set_defaults(run=run)
 
 
 def _options(args, trace) -> Options:
@@ -127,11 +129,7 @@ def run(args) -> int:
             text = _html(result, compare)
         else:
             text = render_table(result, compare)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        sys.stdout.write(text)
+    write_out(text, args.out)
     return 0
 
 

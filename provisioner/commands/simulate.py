@@ -7,7 +7,7 @@ import sys
 from typing import Any, Callable
 
 from ..api import simulate
-from ..cli import HELP, bounded_int
+from ..cli import add_command, bounded_int
 from ..loader import MAX_PODS
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, load_catalog_file
 from ..errors import InputError
@@ -76,14 +76,13 @@ def load_catalog_arg(args):
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "simulate", help=HELP["simulate"],
+    parser = add_command(
+        subparsers, "simulate", run,
         description="Simulate Karpenter v1.14 provisioning for NodePools, EC2NodeClasses, workloads and existing Nodes.")
     add_input_arguments(parser)
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Output format.")
     parser.add_argument("--max-pods", type=bounded_int(1, 10**9), default=MAX_PODS, metavar="N",
                         help=f"Refuse inputs that expand to more pods than this (default {MAX_PODS:,}).")
-    parser.set_defaults(run=run)
 
 
 def run(args) -> int:

@@ -8,11 +8,15 @@ import sys
 
 import yaml
 
-from ..cli import HELP, bounded_int
+from ..cli import add_command, bounded_int, write_out
 from ..errors import InputError
 from ..replay.sources import from_audit_log, synthetic
 from ..replay.trace import parse_trace
 from kubefacts.yamlread import Limits, UnsafeInput, read_text
+
+DESCRIPTION = ("Write a trace for `provisioner replay` (docs/replay.md): a synthetic diurnal one, or the workload "
+               "events (create, scale, delete of Deployments, StatefulSets, Jobs, CronJobs) of a Kubernetes "
+               "audit log as EKS sends it to CloudWatch Logs (JSON lines).")
 
 AUDIT_LIMITS = Limits(max_bytes=1024 * 2**20)
 
@@ -28,11 +32,7 @@ def _positive(text: str) -> float:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "trace", help=HELP["trace"],
-        description="Write a trace for `provisioner replay` (docs/replay.md): a synthetic diurnal one, or the workload "
-                    "events (create, scale, delete of Deployments, StatefulSets, Jobs, CronJobs) of a Kubernetes "
-                    "audit log as EKS sends it to CloudWatch Logs (JSON lines).")
+    parser = add_command(subparsers, "trace", run, DESCRIPTION)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--synthetic", action="store_true", help="A diurnal trace: services on a daily curve, "
                                                                    "cron jobs, batch bursts.")
@@ -48,7 +48,6 @@ def register(subparsers) -> None:
     parser.add_argument("--default-run-for", default="10m", metavar="DURATION",
                         help="Audit log: runFor of a Job whose completion the log does not show (default 10m).")
     parser.add_argument("--out", metavar="FILE", help="Write the trace here (default stdout).")
-    parser.set_defaults(run=run)
 
 
 def run(args) -> int:
@@ -66,9 +65,5 @@ def run(args) -> int:
         print("trace: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()), file=sys.stderr)
     parse_trace(trace, "(generated trace)")  # what we write, replay reads
     text = yaml.safe_dump(trace, sort_keys=False)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        sys.stdout.write(text)
+    write_out(text, args.out)
     return 0

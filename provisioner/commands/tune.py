@@ -5,20 +5,20 @@ import sys
 
 import yaml
 
-from ..cli import HELP
+from ..cli import add_command
 from ..cost.tune import tune
 from ..errors import InputError
 from ..loader import load_objects
 from ..manifests import read_paths
 from .simulate import add_input_arguments, load_catalog_arg, screened
 
+DESCRIPTION = ("Search per-NodePool requirement changes that lower Karpenter's simulated plan price without "
+               "leaving more pods unschedulable; only narrows pools, never touches taints, labels, capacity "
+               "types, zones or architectures.")
+
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "tune", help=HELP["tune"],
-        description="Search per-NodePool requirement changes that lower Karpenter's simulated plan price without "
-                    "leaving more pods unschedulable; only narrows pools, never touches taints, labels, capacity "
-                    "types, zones or architectures.")
+    parser = add_command(subparsers, "tune", run, DESCRIPTION)
     add_input_arguments(parser)
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="Output format.")
     parser.add_argument("--replay", metavar="TRACE", help="Judge the changes over this trace (docs/replay.md): keep "
@@ -28,7 +28,6 @@ def register(subparsers) -> None:
     parser.add_argument("--workers", type=int, metavar="N", help="With --replay: local worker processes.")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="With --replay: run the replays on this Dask "
                                                                "distributed scheduler (docs/replay.md).")
-    parser.set_defaults(run=run)
 
 
 def team_yaml(result) -> str:

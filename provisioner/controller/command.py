@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from ..cli import HELP, bounded_int
+from ..cli import add_command, bounded_int
 from .batcher import Batcher, TokenBucket
 from .catalog import CatalogHolder
 from .controller import Controller
@@ -23,6 +23,11 @@ from .kube import KubernetesApi, NoKubeconfig
 from .loop import run_loop, start_reflectors
 from .metrics import Metrics
 from .worker import PlanWorker
+
+DESCRIPTION = ("Watch pods, nodes, DaemonSets, NodePools, NodeClaims, EC2NodeClasses and "
+               "PodDisruptionBudgets; plan every batch of Unschedulable pods with the simulator; record an "
+               "Event on each pod no NodePool can ever schedule; export what consolidation would do now; "
+               "serve /metrics, /healthz and /readyz.")
 
 log = logging.getLogger("provisioner.serve")
 
@@ -43,13 +48,18 @@ def _catalog_changed(metrics: Metrics, choice) -> None:
              f"; live catalog not used: {choice.error}" if choice.error else "")
 
 
+# The serve loop's intervals, in seconds: (option, default, help).
+_INTERVALS = (
+    ("--catalog-refresh", 6 * 3600.0, "How often to reload the live catalog (default 21600)."),
+    ("--batch-idle", 1.0, "Close a batch after this long without new pending pods (default 1, as Karpenter)."),
+    ("--batch-max", 10.0, "Close a batch at the latest this long after it opened (default 10, as Karpenter)."),
+    ("--resync", 300.0, "Plan again this often while pods stay pending (default 300)."),
+    ("--consolidation-interval", 60.0, "Run the consolidation what-if (metrics) at most this often, after a change (default 60)."),
+)
+
+
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "serve", help=HELP["serve"],
-        description="Watch pods, nodes, DaemonSets, NodePools, NodeClaims, EC2NodeClasses and "
-                    "PodDisruptionBudgets; plan every batch of Unschedulable pods with the simulator; record an "
-                    "Event on each pod no NodePool can ever schedule; export what consolidation would do now; "
-                    "serve /metrics, /healthz and /readyz.")
+    parser = add_command(subparsers, "serve", run, DESCRIPTION)
     parser.add_argument("--mode", choices=("advisor", "metrics-only"), default=os.environ.get("PROVISIONER_MODE", "advisor"),
                         help="Advisor records Events; metrics-only writes nothing to the cluster (default advisor).")
     parser.add_argument("--listen", default="0.0.0.0", help="Address of the HTTP server (default 0.0.0.0).")
@@ -58,16 +68,8 @@ def register(subparsers) -> None:
                         help="AWS region of the cluster (default $AWS_REGION).")
     parser.add_argument("--catalog", choices=("live", "bundled"), default="live",
                         help="Live: AWS APIs when the IAM role allows, else the bundled catalog (default live).")
-    parser.add_argument("--catalog-refresh", type=_positive, default=6 * 3600.0, metavar="SECONDS",
-                        help="How often to reload the live catalog (default 21600).")
-    parser.add_argument("--batch-idle", type=_positive, default=1.0, metavar="SECONDS",
-                        help="Close a batch after this long without new pending pods (default 1, as Karpenter).")
-    parser.add_argument("--batch-max", type=_positive, default=10.0, metavar="SECONDS",
-                        help="Close a batch at the latest this long after it opened (default 10, as Karpenter).")
-    parser.add_argument("--resync", type=_positive, default=300.0, metavar="SECONDS",
-                        help="Plan again this often while pods stay pending (default 300).")
-    parser.add_argument("--consolidation-interval", type=_positive, default=60.0, metavar="SECONDS",
-                        help="Run the consolidation what-if (metrics) at most this often, after a change (default 60).")
+    for flag, default, text in _INTERVALS:
+        parser.add_argument(flag, type=_positive, default=default, metavar="SECONDS", help=text)
     parser.add_argument("--event-qps", type=_positive, default=2.0, help="Events written per second at most (default 2).")
     parser.add_argument("--event-burst", type=bounded_int(1, 10_000), default=20, help="Events written in a burst at most (default 20).")
     parser.add_argument("--watch-timeout", type=bounded_int(1, 86_400), default=300, metavar="SECONDS",
@@ -78,7 +80,6 @@ def register(subparsers) -> None:
     parser.add_argument("--record-trace", metavar="PATH", help="Write what the watches see as a replay trace "
                                                                 "(docs/replay.md), rewritten every minute.")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
-    parser.set_defaults(run=run)
 
 
 def run(args) -> int:
@@ -122,11 +123,11 @@ def run(args) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, shutdown)
-    sink, recorder = messages.put, None
+    sink, trace = messages.put, None
     if args.record_trace:
         from ..replay.recorder import TraceRecorder
-        recorder = TraceRecorder(args.record_trace, clock)
-        sink = recorder.wrap(sink)
+        trace = TraceRecorder(args.record_trace, clock)
+        sink = trace.wrap(sink)
     start_reflectors(api, WATCHED, sink, stop, watch_timeout=args.watch_timeout)
     if holder.load_live is not None:
         threading.Thread(target=holder.run, args=(stop, args.catalog_refresh, clock), name="catalog",
@@ -137,6 +138,6 @@ def run(args) -> int:
     finally:
         worker.close()
         server.shutdown()
-        if recorder is not None:
-            recorder.flush()
+        if trace is not None:
+            trace.flush()
     return 0

@@ -193,9 +193,12 @@ class Controller:
         """The consolidation what-if on the cached cluster, exported as metrics."""
         self.cluster_changed = False
         self.last_consolidation = now
+        consolidate = self.consolidate
+        if consolidate is None:  # no what-if configured (tick never gets here then)
+            return None
         objects = [obj for k in self.kinds for obj in self.cache.items(k.kind)]
         try:
-            result = self.consolidate(objects, now)
+            result = consolidate(objects, now)
         except PlanTimeout as exc:
             self.metrics.consolidation.runs.labels(result="timeout").inc()
             log.warning("consolidation what-if: %s", exc)

@@ -13,6 +13,17 @@ from typing import Any, Iterator, Protocol
 from .kinds import CSINODE, DAEMONSET, NODE, PDB, POD, PV, PVC, STORAGECLASS, Kind
 
 
+# The built-in kinds' list calls (across all namespaces): (KubernetesApi's client, its method).
+# Custom resources go through CustomObjectsApi.
+_BUILTIN_LISTS = {
+    POD: ("core", "list_pod_for_all_namespaces"), NODE: ("core", "list_node"),
+    DAEMONSET: ("apps", "list_daemon_set_for_all_namespaces"),
+    PDB: ("policy", "list_pod_disruption_budget_for_all_namespaces"),
+    PVC: ("core", "list_persistent_volume_claim_for_all_namespaces"), PV: ("core", "list_persistent_volume"),
+    STORAGECLASS: ("storage", "list_storage_class"), CSINODE: ("storage", "list_csi_node"),
+}
+
+
 class ApiError(Exception):
     """A failed API call; `status` is the HTTP status, 0 when no response came back."""
 
@@ -28,6 +39,11 @@ class Gone(ApiError):
         super().__init__(410, message)
 
 
+# Named outside the classes: in their bodies `list` is their own list() method, not the builtin.
+_Objects = list[dict]  # objects as read
+_JsonPatch = list[dict]  # RFC 6902 operations
+
+
 class KubeApi(Protocol):
     def list(self, kind: Kind, *, limit: int, continue_token: str | None) -> dict:
         """One page of a list: `{"items": [...], "metadata": {"resourceVersion", "continue"}}`."""
@@ -40,11 +56,11 @@ class KubeApi(Protocol):
 
     def patch_event(self, namespace: str, name: str, patch: dict) -> dict: ...
 
-    def list_nodes(self) -> list[dict]: ...
+    def list_nodes(self) -> _Objects: ...
 
     def get_node(self, name: str) -> dict: ...
 
-    def patch_node(self, name: str, operations: list[dict]) -> dict:
+    def patch_node(self, name: str, operations: _JsonPatch) -> dict:
         """A JSON patch (RFC 6902), so a `test` operation can guard against concurrent writers."""
 
     def delete_cluster_role_binding(self, name: str) -> None: ...
@@ -88,22 +104,9 @@ class KubernetesApi:
 
 
     def _lister(self, kind: Kind):
-        if kind == POD:
-            return self.core.list_pod_for_all_namespaces, {}
-        if kind == NODE:
-            return self.core.list_node, {}
-        if kind == DAEMONSET:
-            return self.apps.list_daemon_set_for_all_namespaces, {}
-        if kind == PDB:
-            return self.policy.list_pod_disruption_budget_for_all_namespaces, {}
-        if kind == PVC:
-            return self.core.list_persistent_volume_claim_for_all_namespaces, {}
-        if kind == PV:
-            return self.core.list_persistent_volume, {}
-        if kind == STORAGECLASS:
-            return self.storage.list_storage_class, {}
-        if kind == CSINODE:
-            return self.storage.list_csi_node, {}
+        if kind in _BUILTIN_LISTS:
+            api, method = _BUILTIN_LISTS[kind]
+            return getattr(getattr(self, api), method), {}
         return self.custom.list_cluster_custom_object, {"group": kind.group, "version": kind.version, "plural": kind.plural}
 
     def _call(self, func, **kwargs) -> Any:
@@ -159,7 +162,7 @@ class KubernetesApi:
         return self._call(self.core.patch_namespaced_event, name=name, namespace=namespace, body=patch,
                           _content_type="application/merge-patch+json", _request_timeout=self.request_timeout)
 
-    def list_nodes(self) -> list[dict]:
+    def list_nodes(self) -> _Objects:
         nodes: list[dict] = []
         token: str | None = None
         while True:
@@ -178,7 +181,7 @@ class KubernetesApi:
         self._call(client.RbacAuthorizationV1Api(self._api_client).delete_cluster_role_binding, name=name,
                    _request_timeout=self.request_timeout)
 
-    def patch_node(self, name: str, operations: list[dict]) -> dict:
+    def patch_node(self, name: str, operations: _JsonPatch) -> dict:
         return self._call(self.core.patch_node, name=name, body=operations,
                           _content_type="application/json-patch+json", _request_timeout=self.request_timeout)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -46,6 +46,17 @@ class ReasonLabels:
         return OTHER
 
 
+M = TypeVar("M", Gauge, Counter, Histogram)
+
+
+def _declare(kind: type[M], registry: CollectorRegistry) -> Callable[..., M]:
+    """A declarer of `kind` metrics in `registry`: (name without the provisioner_ prefix, help,
+    *label names, **options such as buckets)."""
+    def declare(name: str, documentation: str, *labels: str, **options: Any) -> M:
+        return kind(f"{PREFIX}_{name}", documentation, labels, registry=registry, **options)
+    return declare
+
+
 def _replace(gauge: Gauge, values: Mapping[Any, float], *labels: str) -> None:
     """Every series of a labelled gauge replaced by `values` (label value, or a tuple of them for
     several labels -> value): series no longer present go away."""
@@ -58,46 +69,39 @@ class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None, clock: Callable[[], float] = time.time):
         self.registry = registry or CollectorRegistry()
         self.clock = clock
-        r = self.registry
+        gauge, counter = _declare(Gauge, self.registry), _declare(Counter, self.registry)
         self.reason_label = ReasonLabels()
-        self.pending_pods = Gauge(f"{PREFIX}_pending_pods",
-                                  "Pods Pending with PodScheduled=False/Unschedulable at the last plan.", registry=r)
-        self.unschedulable_pods = Gauge(f"{PREFIX}_unschedulable_pods",
-                                        "Pending pods no NodePool can schedule, by reason (numbers folded to N).",
-                                        ["reason"], registry=r)
-        self.plan_hourly_price = Gauge(f"{PREFIX}_plan_hourly_price_usd",
-                                       "Hourly price of every NodeClaim the last plan would launch.", registry=r)
-        self.nodepool_hourly_cost = Gauge(f"{PREFIX}_nodepool_projected_hourly_cost_usd",
+        self.pending_pods = gauge("pending_pods", "Pods Pending with PodScheduled=False/Unschedulable at the last plan.")
+        self.unschedulable_pods = gauge("unschedulable_pods",
+                                        "Pending pods no NodePool can schedule, by reason (numbers folded to N).", "reason")
+        self.plan_hourly_price = gauge("plan_hourly_price_usd", "Hourly price of every NodeClaim the last plan would launch.")
+        self.nodepool_hourly_cost = gauge("nodepool_projected_hourly_cost_usd",
                                           "Hourly price of the NodeClaims the last plan would launch, per NodePool.",
-                                          ["nodepool"], registry=r)
-        self.team_hourly_cost = Gauge(f"{PREFIX}_team_projected_hourly_cost_usd",
+                                          "nodepool")
+        self.team_hourly_cost = gauge("team_projected_hourly_cost_usd",
                                       "Hourly price of the NodeClaims the last plan would launch, per team "
-                                      f"(NodePool label {TEAM_LABEL}; pools without it count as team \"none\").",
-                                      ["team"], registry=r)
-        self.nodepool_nodeclaims = Gauge(f"{PREFIX}_nodepool_planned_nodeclaims",
-                                         "NodeClaims the last plan would launch, per NodePool.", ["nodepool"], registry=r)
-        self.catalog_age = Gauge(f"{PREFIX}_catalog_age_seconds",
-                                 "Age of the instance-type catalog the plans use (its prices and offerings).", registry=r)
-        self.catalog_info = Gauge(f"{PREFIX}_catalog_info",
+                                      f"(NodePool label {TEAM_LABEL}; pools without it count as team \"none\").", "team")
+        self.nodepool_nodeclaims = gauge("nodepool_planned_nodeclaims",
+                                         "NodeClaims the last plan would launch, per NodePool.", "nodepool")
+        self.catalog_age = gauge("catalog_age_seconds",
+                                 "Age of the instance-type catalog the plans use (its prices and offerings).")
+        self.catalog_info = gauge("catalog_info",
                                   "1 for the catalog source in use: live (AWS APIs) or bundled (shipped in the image).",
-                                  ["source"], registry=r)
-        self.malformed_objects = Counter(f"{PREFIX}_malformed_objects",
+                                  "source")
+        self.malformed_objects = counter("malformed_objects",
                                          "Watched objects skipped because the advisor or the core could not use them.",
-                                         ["kind"], registry=r)
-        self.api_failures = Counter(f"{PREFIX}_api_failures",
-                                    "Failed list/watch calls by kind and HTTP status (410 = expired watch, relisted; 0 = no response).",
-                                    ["kind", "operation", "code"], registry=r)
-        self.events = Counter(f"{PREFIX}_events",
-                              "Pod events by outcome: created, exists (already recorded, e.g. before a restart), refreshed, "
-                              "deduplicated, rate_limited, failed.", ["result"], registry=r)
-        self.plans = Counter(f"{PREFIX}_plans", "Plans run, by result (ok, error, timeout).", ["result"], registry=r)
-        self.plan_duration = Histogram(f"{PREFIX}_plan_duration_seconds", "Time to plan one batch.",
-                                       buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60), registry=r)
-        self.last_plan = Gauge(f"{PREFIX}_last_plan_timestamp_seconds", "When the last plan finished (Unix time).",
-                               registry=r)
+                                         "kind")
+        self.api_failures = counter("api_failures", "Failed list/watch calls by kind and HTTP status (410 = expired "
+                                    "watch, relisted; 0 = no response).", "kind", "operation", "code")
+        self.events = counter("events", "Pod events by outcome: created, exists (already recorded, e.g. before a "
+                              "restart), refreshed, deduplicated, rate_limited, failed.", "result")
+        self.plans = counter("plans", "Plans run, by result (ok, error, timeout).", "result")
+        self.plan_duration = _declare(Histogram, self.registry)(
+            "plan_duration_seconds", "Time to plan one batch.", buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60))
+        self.last_plan = gauge("last_plan_timestamp_seconds", "When the last plan finished (Unix time).")
         self._catalog_as_of: float | None = None
         self.catalog_age.set_function(self._age)
-        self.consolidation = ConsolidationMetrics(r, clock)
+        self.consolidation = ConsolidationMetrics(self.registry, clock)
 
     def _age(self) -> float:
         return max(0.0, self.clock() - self._catalog_as_of) if self._catalog_as_of is not None else float("nan")
@@ -139,26 +143,22 @@ class ConsolidationMetrics:
 
     def __init__(self, registry: CollectorRegistry, clock: Callable[[], float] = time.time):
         self.clock = clock
-        r = registry
-        self.candidates = Gauge(f"{PREFIX}_consolidation_candidate_nodes",
+        gauge = _declare(Gauge, registry)
+        self.candidates = gauge("consolidation_candidate_nodes",
                                 "Nodes eligible for each disruption method at the last consolidation what-if "
-                                "(emptiness, multi-node, single-node; as Karpenter's eligible_nodes).",
-                                ["method"], registry=r)
-        self.action_nodes = Gauge(f"{PREFIX}_consolidation_action_nodes",
+                                "(emptiness, multi-node, single-node; as Karpenter's eligible_nodes).", "method")
+        self.action_nodes = gauge("consolidation_action_nodes",
                                   "Nodes in the command Karpenter would start now, by kind (delete, replace) and "
-                                  "reason (empty, underutilized).", ["kind", "reason"], registry=r)
-        self.blocked = Gauge(f"{PREFIX}_consolidation_blocked_nodes",
+                                  "reason (empty, underutilized).", "kind", "reason")
+        self.blocked = gauge("consolidation_blocked_nodes",
                              "Karpenter-managed nodes left alone, by cause (do-not-disrupt, pdb, budget, policy, "
-                             "no-cheaper-replacement, waits-next-pass, ...).", ["cause"], registry=r)
-        self.savings = Gauge(f"{PREFIX}_consolidation_savings_usd_hour",
-                             "Hourly savings of the command Karpenter would start now.", registry=r)
-        self.price = Gauge(f"{PREFIX}_consolidation_hourly_price_usd",
-                           "Hourly price of the Karpenter-managed nodes, before and after that command.",
-                           ["when"], registry=r)
-        self.runs = Counter(f"{PREFIX}_consolidations", "Consolidation what-ifs run, by result (ok, error, timeout).",
-                            ["result"], registry=r)
-        self.last = Gauge(f"{PREFIX}_last_consolidation_timestamp_seconds",
-                          "When the last consolidation what-if finished (Unix time).", registry=r)
+                             "no-cheaper-replacement, waits-next-pass, ...).", "cause")
+        self.savings = gauge("consolidation_savings_usd_hour", "Hourly savings of the command Karpenter would start now.")
+        self.price = gauge("consolidation_hourly_price_usd",
+                           "Hourly price of the Karpenter-managed nodes, before and after that command.", "when")
+        self.runs = _declare(Counter, registry)("consolidations",
+                                                "Consolidation what-ifs run, by result (ok, error, timeout).", "result")
+        self.last = gauge("last_consolidation_timestamp_seconds", "When the last consolidation what-if finished (Unix time).")
 
     def observe(self, result: dict, causes: Iterable[str]) -> None:
         """Replace every consolidation gauge with `result` (the `consolidate -o json` shape plus
@@ -187,9 +187,10 @@ def pool_teams(nodepools: Iterable[Any]) -> dict[str, str]:
         metadata = obj.get("metadata") if isinstance(obj, dict) else None
         if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
             continue
-        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
-        template_labels = (template.get("metadata") or {}).get("labels") if isinstance(template.get("metadata"), dict) else None
+        spec = obj.get("spec")
+        template = spec.get("template") if isinstance(spec, dict) else None
+        template_meta = template.get("metadata") if isinstance(template, dict) else None
+        template_labels = template_meta.get("labels") if isinstance(template_meta, dict) else None
         for labels in (template_labels, metadata.get("labels")):
             if isinstance(labels, dict) and isinstance(labels.get(TEAM_LABEL), str):
                 out[metadata["name"]] = labels[TEAM_LABEL]

@@ -99,7 +99,8 @@ class Reflector:
             pages += 1
             page_items = page.get("items") if isinstance(page, dict) else None
             items.extend(page_items if isinstance(page_items, list) else [])
-            meta = page.get("metadata") if isinstance(page, dict) and isinstance(page.get("metadata"), dict) else {}
+            page_meta = page.get("metadata") if isinstance(page, dict) else None
+            meta = page_meta if isinstance(page_meta, dict) else {}
             token = meta.get("continue") or None
             if token is None:
                 version = str(meta.get("resourceVersion") or "")

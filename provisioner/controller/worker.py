@@ -16,9 +16,13 @@ import logging
 import multiprocessing
 import threading
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 log = logging.getLogger(__name__)
 
@@ -77,17 +81,18 @@ class PlanWorker:
         self.beat = beat or (lambda: None)
         self.clock = clock
         self._context = multiprocessing.get_context("spawn")  # no fork of a process with threads
-        self._process = None
-        self._connection = None
+        self._process: BaseProcess | None = None
+        self._connection: Connection | None = None  # set and cleared with _process
         self._catalog_token: Any = None  # the catalog the worker holds
         self.restarts = 0
 
-    def _start(self) -> None:
+    def _start(self) -> Connection:
         parent, child = self._context.Pipe()
         process = self._context.Process(target=_serve, args=(child, self.functions), name="plan-worker", daemon=True)
         process.start()
         child.close()
         self._process, self._connection, self._catalog_token = process, parent, None
+        return parent
 
     def close(self) -> None:
         """End the worker (at once: a plan in progress is not worth waiting for)."""
@@ -103,15 +108,16 @@ class PlanWorker:
     def call(self, name: str, *args: Any, catalog: Any = None, catalog_token: Any = None) -> Any:
         if self.stop.is_set():
             raise Stopped()
-        if self._process is None or not self._process.is_alive():
+        connection = self._connection
+        if self._process is None or not self._process.is_alive() or connection is None:
             if self._process is not None:
                 self.restarts += 1
                 log.warning("plan worker exited (code %s); starting a new one", self._process.exitcode)
             self.close()
-            self._start()
+            connection = self._start()
         token = catalog_token if catalog_token is not None else id(catalog)
         send = catalog if token != self._catalog_token else None
-        self._connection.send((name, args, token, send))
+        connection.send((name, args, token, send))
         self._catalog_token = token
         deadline = self.clock() + self.budget
         while True:
@@ -119,13 +125,13 @@ class PlanWorker:
                 self.close()
                 raise Stopped()
             try:
-                ready = self._connection.poll(SLICE)
+                ready = connection.poll(SLICE)
             except (EOFError, OSError):
                 ready = True  # the worker died: recv says so below
             self.beat()
             if ready:
                 try:
-                    status, payload = self._connection.recv()
+                    status, payload = connection.recv()
                 except (EOFError, OSError) as exc:
                     self.close()
                     raise PlanFailed(f"the plan worker died ({type(exc).__name__})") from None

@@ -56,7 +56,7 @@ def pool_ceiling(pool, types) -> PoolCeiling:
     if not len(tpl.types):
         return PoolCeiling(pool.name, team, 0.0, None, None)
     prices = _dearest(tpl)
-    best = (None, None, None)
+    best: tuple[float | None, str | None, str | None] = (None, None, None)  # (USD per hour, resource, type)
     for resource, limit in sorted(pool.limits.items()):
         if resource == L.NODES:
             per_unit, amount = prices, limit / 1000

@@ -95,7 +95,7 @@ class _Problem:
     alloc: np.ndarray  # pairs x dims, milli-units
     pair_names: list  # (nodepool, instance type); ("", node name) for existing capacity
     classes: list  # [(frozenset of pairs, request tuple, count, repels)]
-    existing: np.ndarray = None  # per pair: True for an existing node (price 0, usable once)
+    existing: np.ndarray  # per pair: True for an existing node (price 0, usable once)
 
 
 def _pair_prices(tpl: Template) -> np.ndarray:
@@ -120,20 +120,23 @@ def _problem(inputs, catalog, region, zones, spot_discount) -> _Problem:
     dims = (L.CPU, L.MEMORY, L.PODS) + tuple(sorted(names - {L.CPU, L.MEMORY, L.PODS}))
     templates = [t for t in (Template(np_, its, dims, inputs.daemonsets, i) for i, (np_, its) in enumerate(pools)
                              if np_.replicas is None) if len(t.types)]
-    offsets, prices, alloc, pair_names = {}, [], [], []
+    offsets: dict[int, int] = {}
+    price_list: list[float] = []
+    alloc_rows: list[list[int]] = []
+    pair_names: list[tuple[str, str]] = []
     for tpl in templates:
-        offsets[tpl.index] = len(prices)
+        offsets[tpl.index] = len(price_list)
         pair_names.extend((tpl.nodepool.name, it.name) for it in tpl.types)
-        prices.extend(_pair_prices(tpl).tolist())
-        alloc.extend(tpl.alloc.tolist())
-    n_new = len(prices)
+        price_list.extend(_pair_prices(tpl).tolist())
+        alloc_rows.extend(tpl.alloc.tolist())
+    n_new = len(price_list)
     nodes = _existing_room(inputs, dims)
     for name, _, room in nodes:
         pair_names.append(("", name))
-        prices.append(0.0)
-        alloc.append(room)
-    alloc = np.asarray(alloc, dtype=float).reshape(len(prices), len(dims))
-    prices = np.asarray(prices, dtype=float)
+        price_list.append(0.0)
+        alloc_rows.append(room)
+    alloc = np.asarray(alloc_rows, dtype=float).reshape(len(price_list), len(dims))
+    prices = np.asarray(price_list, dtype=float)
     existing = np.arange(len(prices)) >= n_new
     counts: dict = {}
     seen: dict = {}  # identical pods (one Deployment) share their pairs
@@ -143,7 +146,7 @@ def _problem(inputs, catalog, region, zones, spot_discount) -> _Problem:
         cached = seen.get(ident)
         if cached is None:
             request = tuple(int(spec.requests.get(d, 0)) for d in dims)
-            pairs = []
+            pairs: list[int] = []
             for tpl in templates:
                 if untolerated(tpl.taints, spec.tolerations + (TOLERATE_PREFER_NO_SCHEDULE,)) is not None:
                     continue
@@ -153,8 +156,7 @@ def _problem(inputs, catalog, region, zones, spot_discount) -> _Problem:
                     if tpl.requirements.compatible(reqs, WELL_KNOWN) is not None:
                         continue
                     merged = tpl.requirements.merged(reqs)
-                    options = tpl.fitting(tpl.restrict(tpl.all, merged, list(reqs.keys())),
-                                          np.asarray(request, dtype=np.int64))
+                    options = tpl.fitting(tpl.restrict(tpl.all, merged, list(reqs.keys())), request)
                     pairs.extend(offsets[tpl.index] + int(i) for i in options)
             if pairs and any(np.isfinite(prices[p]) for p in pairs):  # else it costs no plan anything
                 pairs.extend(n_new + i for i, (_, node, room) in enumerate(nodes)

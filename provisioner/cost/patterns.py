@@ -151,10 +151,10 @@ def pattern_bound(problem: _Problem, fluid: Bound, max_iterations: int, time_lim
     # Start with one homogeneous pattern per (pair, class): always feasible (each class fits a pair).
     columns = []  # (pair, pattern)
     for j in live:
-        for c in np.flatnonzero(usable[j]):
-            if alone[j, c] >= 1:
+        for cls_index in np.flatnonzero(usable[j]):
+            if alone[j, cls_index] >= 1:
                 pattern = np.zeros(n_classes)
-                pattern[c] = alone[j, c]
+                pattern[cls_index] = alone[j, cls_index]
                 columns.append((int(j), pattern))
     best, iterations, converged, last = 0.0, 0, False, None
     while True:
@@ -180,7 +180,8 @@ def pattern_bound(problem: _Problem, fluid: Bound, max_iterations: int, time_lim
                 cap = _fractional_cap(duals[cls], requests[cls], capacity[j], alone[j, cls])
                 if cap > problem.prices[j] * (1 + REL_TOL):
                     caps[int(j)] = (cap, cls)
-        theta, new = 1.0, []
+        theta = 1.0
+        new: list[tuple[int, np.ndarray]] = []
         for j in sorted(caps, key=lambda j: -caps[j][0] / problem.prices[j]):
             cap, cls = caps[j]
             price = problem.prices[j]

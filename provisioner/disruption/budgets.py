@@ -103,3 +103,20 @@ def budget_mapping(snap: Snapshot, reason: str, now: datetime | None = None) -> 
         allowed, budget = allowed_disruptions(spec.budgets, nodes.get(pool, 0), reason, now)
         out[pool] = PoolBudget(pool, reason, nodes.get(pool, 0), disrupting.get(pool, 0), allowed, budget)
     return out
+
+
+def take_within_budgets(ordered: list, budgets: dict) -> tuple[list, dict]:
+    """The candidates, in order, each taking one disruption from its NodePool's budget, as
+    emptiness.go and multinodeconsolidation.go walk disruptionBudgetMapping: (those taken,
+    {candidate: (its pool's budget or None, nodes of that pool already taken)} for the others)."""
+    taken: list = []
+    over: dict = {}
+    used: dict = {}
+    for c in ordered:
+        b = budgets.get(c.pool)
+        if b is None or b.remaining - used.get(c.pool, 0) <= 0:
+            over[c] = (b, used.get(c.pool, 0))
+            continue
+        taken.append(c)
+        used[c.pool] = used.get(c.pool, 0) + 1
+    return taken, over

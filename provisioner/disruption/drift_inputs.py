@@ -1,5 +1,6 @@
 """Drift's inputs: NodePools and EC2NodeClasses as the views their static hashes count, and the
-nodes of a snapshot. Pure (objects in, dataclasses out); bad input raises InputError with the key path.
+nodes drift counts, taken from the one cluster model (provisioner.state). Pure (objects in,
+dataclasses out); bad input raises InputError with the key path.
 
 Hash views follow kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go `NodePool.Hash()` (spec.template,
 requirements `hash:"ignore"`) and aws/karpenter-provider-aws pkg/apis/v1/ec2nodeclass.go
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
+from ..loader.fields import Ctx
+from ..state.cluster import Cluster
 from kubefacts.duration import go_seconds
 from kubefacts.labels import NORMALIZED_LABELS
 from .node_requirements import Requirements, requirement_set
@@ -65,7 +68,7 @@ class NodeClass:
 
 @dataclass
 class Machine:
-    """One node as drift sees it: a NodeClaim and/or its Node."""
+    """One node as drift sees it: a StateNode (a NodeClaim and/or its Node) of a NodePool."""
     name: str
     pool: str
     nodeclass: str | None
@@ -77,29 +80,15 @@ def _where(origins, index) -> str | None:
     return origins[index] if origins and index < len(origins) else None
 
 
-def _mapping(value: Any, path: str, where: str | None, obj: str) -> dict:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise InputError(f"expected a mapping, got {type(value).__name__}", origin=where, obj=obj, path=path)
-    return dict(value)
-
-
-def _named(obj: Mapping, kind: str, where: str | None) -> tuple[dict, str, str]:
-    """(metadata, name, label for errors) of an object that must have a metadata.name."""
-    meta = _mapping(obj.get("metadata"), "metadata", where, kind)
-    name = meta.get("name")
+def _named(obj: Mapping, kind: str, where: str | None) -> tuple[dict, str, Ctx]:
+    """(metadata, name, typed reader naming the object) of an object that must have a metadata.name."""
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    ctx = Ctx(where, kind, name if isinstance(name, str) and name else "(unnamed)")
+    meta = ctx.mapping(meta, "metadata")
     if not isinstance(name, str) or not name:
-        raise InputError("missing", origin=where, obj=kind, path="metadata.name")
-    return meta, name, f'{kind} "{name}"'
-
-
-def _string_map(value: Any, path: str, where: str | None, obj: str) -> dict:
-    result = _mapping(value, path, where, obj)
-    for key, item in result.items():
-        if not isinstance(key, str) or not isinstance(item, (str, int, float, bool)) or item is None:
-            raise InputError("expected string keys and values", origin=where, obj=obj, path=f"{path}.{key}")
-    return {k: str(v) for k, v in result.items()}
+        raise ctx.error("metadata.name", "missing")
+    return meta, name, ctx
 
 
 def parse_duration(text: Any, path: str, where: str | None, obj: str) -> float | None:
@@ -163,61 +152,59 @@ def diff_paths(before: Any, after: Any, prefix: str, free_form: bool = False) ->
     return [prefix]
 
 
-def _requirements(raw: Any, where, obj) -> tuple[list, list]:
+def _requirements(raw: Any, ctx: Ctx) -> tuple[list, list]:
     path = "spec.template.spec.requirements"
     if raw is None:
         raw = []
     if not isinstance(raw, list):
-        raise InputError("expected a list", origin=where, obj=obj, path=path)
+        raise ctx.error(path, "expected a list")
     parsed, canon = [], []
     for i, item in enumerate(raw):
         here = f"{path}[{i}]"
         if not isinstance(item, Mapping):
-            raise InputError("expected a mapping", origin=where, obj=obj, path=here)
+            raise ctx.error(here, "expected a mapping")
         key, operator, values = item.get("key"), item.get("operator"), item.get("values") or []
         if not isinstance(key, str) or not key:
-            raise InputError("missing or not a string", origin=where, obj=obj, path=f"{here}.key")
+            raise ctx.error(f"{here}.key", "missing or not a string")
         if operator not in OPERATORS:
-            raise InputError(f"{operator!r} is not an operator; use one of {', '.join(OPERATORS)}",
-                             origin=where, obj=obj, path=f"{here}.operator")
+            raise ctx.error(f"{here}.operator", f"{operator!r} is not an operator; use one of {', '.join(OPERATORS)}")
         if not isinstance(values, list) or not all(isinstance(v, (str, int)) for v in values):
-            raise InputError("expected a list of strings", origin=where, obj=obj, path=f"{here}.values")
+            raise ctx.error(f"{here}.values", "expected a list of strings")
         values = [str(v) for v in values]
         if operator in ("Gt", "Lt", "Gte", "Lte") and (len(values) != 1 or not re.fullmatch(r"\d+", values[0])):
-            raise InputError(f"{operator} takes a single non-negative integer value", origin=where, obj=obj,
-                             path=f"{here}.values")
+            raise ctx.error(f"{here}.values", f"{operator} takes a single non-negative integer value")
         parsed.append((key, operator, values))
         canon.append({"key": NORMALIZED_LABELS.get(key, key), "operator": operator, "values": sorted(set(values))})
     return parsed, canonical(canon)
 
 
 def read_nodepool(obj: Mapping, where: str | None) -> NodePool:
-    meta, name, label = _named(obj, "NodePool", where)
-    spec = _mapping(obj.get("spec"), "spec", where, label)
-    template = _mapping(spec.get("template"), "spec.template", where, label)
-    tmeta = _mapping(template.get("metadata"), "spec.template.metadata", where, label)
-    tspec = _mapping(template.get("spec"), "spec.template.spec", where, label)
-    labels = _string_map(tmeta.get("labels"), "spec.template.metadata.labels", where, label)
-    annotations = _string_map(tmeta.get("annotations"), "spec.template.metadata.annotations", where, label)
+    meta, name, ctx = _named(obj, "NodePool", where)
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    template = ctx.mapping(spec.get("template"), "spec.template")
+    tmeta = ctx.mapping(template.get("metadata"), "spec.template.metadata")
+    tspec = ctx.mapping(template.get("spec"), "spec.template.spec")
+    labels = ctx.string_map(tmeta.get("labels"), "spec.template.metadata.labels")
+    annotations = ctx.string_map(tmeta.get("annotations"), "spec.template.metadata.annotations")
     for key in ("taints", "startupTaints"):
         if tspec.get(key) is not None and not isinstance(tspec[key], list):
-            raise InputError("expected a list", origin=where, obj=label, path=f"spec.template.spec.{key}")
-    ref = _mapping(tspec.get("nodeClassRef"), "spec.template.spec.nodeClassRef", where, label)
+            raise ctx.error(f"spec.template.spec.{key}", "expected a list")
+    ref = ctx.mapping(tspec.get("nodeClassRef"), "spec.template.spec.nodeClassRef")
     expire = DEFAULT_EXPIRE_AFTER if tspec.get("expireAfter") is None else tspec["expireAfter"]
     hashed_spec = {
         "taints": tspec.get("taints"),
         "startupTaints": tspec.get("startupTaints"),
         "nodeClassRef": ref,
-        "expireAfter": parse_duration(expire, "spec.template.spec.expireAfter", where, label),
+        "expireAfter": parse_duration(expire, "spec.template.spec.expireAfter", where, ctx.label),
     }
     if tspec.get("terminationGracePeriod") is not None:
         hashed_spec["terminationGracePeriod"] = parse_duration(
-            tspec["terminationGracePeriod"], "spec.template.spec.terminationGracePeriod", where, label)
+            tspec["terminationGracePeriod"], "spec.template.spec.terminationGracePeriod", where, ctx.label)
     hashed = {"metadata": {"labels": labels, "annotations": annotations}, "spec": hashed_spec}
-    parsed, canon = _requirements(tspec.get("requirements"), where, label)
+    parsed, canon = _requirements(tspec.get("requirements"), ctx)
     nodeclass = ref.get("name") if isinstance(ref.get("name"), str) else None
     return NodePool(name, canonical_template(hashed), requirement_set(parsed), canon, labels, nodeclass,
-                    _string_map(meta.get("annotations"), "metadata.annotations", where, label))
+                    ctx.string_map(meta.get("annotations"), "metadata.annotations"))
 
 
 def canonical_template(hashed: dict) -> dict:
@@ -245,13 +232,13 @@ def resolved_ami_family(spec: Mapping) -> str | None:
 
 
 def read_nodeclass(obj: Mapping, where: str | None) -> NodeClass:
-    meta, name, label = _named(obj, "EC2NodeClass", where)
-    spec = _mapping(obj.get("spec"), "spec", where, label)
+    meta, name, ctx = _named(obj, "EC2NodeClass", where)
+    spec = ctx.mapping(obj.get("spec"), "spec")
     for key in ("tags", "kubelet", "metadataOptions", "placementGroupSelector", "cpuOptions", "connectionTracking"):
-        _mapping(spec.get(key), f"spec.{key}", where, label)
+        ctx.mapping(spec.get(key), f"spec.{key}")
     for key in NODECLASS_HASH_IGNORED | {"blockDeviceMappings", "networkInterfaces"}:
         if key not in ("amiFamily", "ipPrefixCount") and spec.get(key) is not None and not isinstance(spec[key], list):
-            raise InputError("expected a list", origin=where, obj=label, path=f"spec.{key}")
+            raise ctx.error(f"spec.{key}", "expected a list")
     hashed = {k: v for k, v in spec.items() if k not in NODECLASS_HASH_IGNORED}
     hashed["metadataOptions"] = {**DEFAULT_METADATA_OPTIONS, **(spec.get("metadataOptions") or {})}
     hashed["amiFamily"] = resolved_ami_family(spec)  # in the hash as the resolved family, not the field
@@ -259,7 +246,7 @@ def read_nodeclass(obj: Mapping, where: str | None) -> NodeClass:
                                                           "securityGroupSelectorTerms",
                                                           "capacityReservationSelectorTerms")}
     return NodeClass(name, canonical(hashed), terms,
-                     _string_map(meta.get("annotations"), "metadata.annotations", where, label))
+                     ctx.string_map(meta.get("annotations"), "metadata.annotations"))
 
 
 def read_manifests(objects: Sequence[Any], origins: Sequence[str] | None = None
@@ -303,62 +290,28 @@ def _expand(objects: Sequence[Any], origins: Sequence[str] | None):
             yield obj, where
 
 
-def read_snapshot(objects: Sequence[Any], origins: Sequence[str] | None,
-                  pools_before: Mapping[str, NodePool]) -> list[Machine]:
-    """Karpenter nodes from Nodes and NodeClaims (`kubectl get -o yaml`); a NodeClaim and its Node
-    (status.nodeName or providerID) are one machine. Deleting and not-launched NodeClaims are left
-    out: drift.go clears Drifted on NodeClaims that are not Launched, and a deleting node is
-    already being replaced."""
-    nodes, claims = [], []
-    for obj, where in _expand(objects, origins):
-        kind = obj.get("kind")
-        if kind not in ("Node", "NodeClaim"):
-            continue
-        meta, name, label = _named(obj, kind, where)
-        labels = _string_map(meta.get("labels"), "metadata.labels", where, label)
-        annotations = _string_map(meta.get("annotations"), "metadata.annotations", where, label)
-        spec = _mapping(obj.get("spec"), "spec", where, label)
-        status = _mapping(obj.get("status"), "status", where, label)
-        deleting = bool(meta.get("deletionTimestamp"))
-        if kind == "Node":
-            nodes.append({"name": name, "labels": labels, "provider": _text(spec.get("providerID")),
-                          "deleting": deleting})
-        else:
-            conditions = status.get("conditions") or []
-            if not isinstance(conditions, list):
-                raise InputError("expected a list", origin=where, obj=label, path="status.conditions")
-            launched = [c for c in conditions if isinstance(c, Mapping) and c.get("type") == "Launched"]
-            is_launched = (str(launched[0].get("status")) == "True") if launched else bool(status.get("providerID"))
-            ref = _mapping(spec.get("nodeClassRef"), "spec.nodeClassRef", where, label)
-            claims.append({"name": name, "labels": labels, "annotations": annotations, "deleting": deleting,
-                           "launched": is_launched, "node": _text(status.get("nodeName")),
-                           "provider": _text(status.get("providerID")), "nodeclass": _text(ref.get("name"))})
+def candidates(cluster: Cluster, pools_before: Mapping[str, NodePool]) -> list[Machine]:
+    """Drift's nodes from the one cluster model (provisioner.state.reader.load_cluster(facts=True)):
+    a StateNode (a NodeClaim and/or its Node) of a NodePool counts unless its Node or NodeClaim is
+    deleting (it is already being replaced) or its NodeClaim is not launched (drift.go clears
+    Drifted on NodeClaims that are not Launched). Its labels, annotations and node class are its
+    NodeClaim's when the snapshot holds one, else its Node's (then its hash is assumed current)."""
     machines: list[Machine] = []
-    claimed_nodes = set()
-    by_provider = {n["provider"]: n for n in nodes if n["provider"]}
-    by_name = {n["name"]: n for n in nodes}
-    for claim in claims:
-        node = by_name.get(claim["node"]) or by_provider.get(claim["provider"])
-        if node is not None:
-            claimed_nodes.add(node["name"])
-        if claim["deleting"] or (node is not None and node["deleting"]) or not claim["launched"]:
+    for state in cluster.nodes:
+        claim = state.claim if state.claim is not None and not state.claim.synthesized else None
+        node = state.meta
+        if (node is not None and node.deleting) or (claim is not None and (claim.deleting or not claim.launched)):
             continue
-        pool = claim["labels"].get(NODEPOOL_LABEL) or (node or {}).get("labels", {}).get(NODEPOOL_LABEL)
-        if not pool:
+        node_pool = node.labels.get(NODEPOOL_LABEL) if node is not None else None
+        if claim is None:
+            if node is not None and node_pool:
+                machines.append(Machine(node.name, node_pool, _pool_class(pools_before, node_pool), node.labels, None))
             continue
-        machines.append(Machine(node["name"] if node else claim["name"], pool, claim["nodeclass"] or _pool_class(
-            pools_before, pool), claim["labels"], claim["annotations"]))
-    for node in nodes:
-        if node["name"] in claimed_nodes or node["deleting"]:
-            continue
-        pool = node["labels"].get(NODEPOOL_LABEL)
+        pool = claim.labels.get(NODEPOOL_LABEL) or node_pool
         if pool:
-            machines.append(Machine(node["name"], pool, _pool_class(pools_before, pool), node["labels"], None))
+            machines.append(Machine(state.name, pool, claim.nodeclass or _pool_class(pools_before, pool),
+                                    claim.labels, claim.annotations))
     return sorted(machines, key=lambda m: m.name)
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _pool_class(pools: Mapping[str, NodePool], pool: str) -> str | None:

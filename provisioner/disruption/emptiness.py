@@ -2,6 +2,7 @@
 allow, in one delete command, whatever the NodePool's consolidation policy."""
 from __future__ import annotations
 
+from .budgets import take_within_budgets
 from .candidates import should_disrupt_empty
 from .pass_state import PassState
 from .types import GRACEFUL, Candidate, Command
@@ -32,16 +33,9 @@ class Emptiness:
     def compute_commands(self, budgets: dict, candidates: list) -> list:
         """Emptiness.ComputeCommands: candidates by savings ratio, each taking one from its
         NodePool's Empty budget; those over budget wait."""
-        state = self.state
-        taken = []
-        used: dict = {}
-        for c in state.sorted(candidates):
-            b = budgets.get(c.pool)
-            if b is None or b.remaining - used.get(c.pool, 0) <= 0:
-                state.note(c, f"empty, but {b.describe(used.get(c.pool, 0)) if b else 'its NodePool has no budget'}")
-                continue
-            taken.append(c)
-            used[c.pool] = used.get(c.pool, 0) + 1
+        taken, over = take_within_budgets(self.state.sorted(candidates), budgets)
+        for c, (b, used) in over.items():
+            self.state.note(c, f"empty, but {b.describe(used) if b else 'its NodePool has no budget'}")
         if not taken:
             return []
         return [Command(taken, [], self.name, "empty")]

@@ -3,6 +3,7 @@ prefix of the candidates, by savings ratio and within the Underutilized budgets,
 deleted or replaced by one cheaper node of another type (binary search, at most 100)."""
 from __future__ import annotations
 
+from .budgets import take_within_budgets
 from .consolidation_core import Consolidation
 from .replacement import below, choose, same_type_ceiling
 
@@ -18,15 +19,7 @@ class MultiNodeConsolidation(Consolidation):
     def compute_commands(self, budgets: dict, candidates: list) -> list:
         """MultiNodeConsolidation.ComputeCommands and firstNConsolidationOption."""
         state = self.state
-        disruptable, over_budget = [], {}
-        used: dict = {}
-        for c in state.sorted(candidates):
-            b = budgets.get(c.pool)
-            if b is None or b.remaining - used.get(c.pool, 0) <= 0:
-                over_budget[c] = b
-                continue
-            disruptable.append(c)
-            used[c.pool] = used.get(c.pool, 0) + 1
+        disruptable, over_budget = take_within_budgets(state.sorted(candidates), budgets)
         if len(disruptable) < 2:
             return []
         lo, hi = 1, min(len(disruptable), MAX_MULTI_NODE)
@@ -57,7 +50,7 @@ class MultiNodeConsolidation(Consolidation):
             return []
         # Only when multi-node acts is the budget what stops the others: otherwise single-node
         # consolidation, which takes one node at a time, still considers them.
-        for c, b in over_budget.items():
+        for c, (b, _) in over_budget.items():
             taken = sum(1 for x in best.candidates if x.pool == c.pool)
             state.note(c, b.describe(taken) if b else "its NodePool has no budget")
         return [best]

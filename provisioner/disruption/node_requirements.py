@@ -38,8 +38,8 @@ def labels_compatible(labels: Mapping[str, str], requirements: Requirements) -> 
 def requirements_admit_all(old: Requirements, new: Requirements, template_labels: Mapping[str, str]) -> bool:
     """True when every node the old requirements could launch (labels compatible with `old`, and
     carrying the template labels) is compatible with `new`: a widening, which does not drift."""
-    for key in new.keys():
-        req = new.raw(key)
+    for req in new.values():
+        key = req.key
         fixed = template_labels.get(key)
         if fixed is not None:
             if not req.has(fixed):

@@ -21,8 +21,9 @@ Pure: objects in, a DriftReport out. Follows Karpenter v1.14.1:
   security groups drift unless the terms select the same set, AMIs drift unless the terms are
   the same.
 
-We compare canonical forms of the counted fields, not Go's hashstructure bytes. Reading and the
-hash views are in drift_inputs.py, requirement logic in node_requirements.py.
+We compare canonical forms of the counted fields, not Go's hashstructure bytes. The hash views
+are in drift_inputs.py, requirement logic in node_requirements.py; the snapshot's nodes are read
+by the one cluster reader, provisioner.state.reader.load_cluster(facts=True).
 """
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..screen import screen
-from .drift_inputs import Machine, NodeClass, NodePool, diff_paths, read_manifests, read_snapshot
+from ..state.reader import load_cluster
+from .drift_inputs import Machine, NodeClass, NodePool, candidates, diff_paths, read_manifests
 from .node_requirements import labels_compatible, requirements_admit_all
 
 NODEPOOL_HASH = "karpenter.sh/nodepool-hash"
@@ -162,7 +164,8 @@ def drift(before: Sequence[Any], after: Sequence[Any], snapshot: Sequence[Any] |
             screen(list(objects), origins)
     pools_before, classes_before = read_manifests(before, before_origins)
     pools_after, classes_after = read_manifests(after, after_origins)
-    machines = read_snapshot(snapshot, snapshot_origins, pools_before) if snapshot is not None else None
+    machines = (candidates(load_cluster(list(snapshot), snapshot_origins, judged=True, facts=True), pools_before)
+                if snapshot is not None else None)
 
     class_reports: dict[str, NodeClassDrift] = {}
     for name in sorted(set(classes_before) | set(classes_after)):

@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..models import Inputs, VolumeClaim
 from ..screen import screen
 from ..scheduling.volumes import VolumeError, pod_volume_alternatives
-from .fields import Ctx
+from .fields import Ctx, mapping_or_empty
 from .karpenter import load_node, load_nodeclaim, load_nodeclass, load_nodepool, load_overlay
 from .pods import (CONTROLLER_KINDS, MAX_PODS, check_pod_ceiling, load_controller, load_daemonset, load_pod,
                    replica_count)
@@ -45,7 +45,7 @@ def _name(obj: Mapping) -> str:
 
 
 def _meta(obj: Mapping) -> dict:
-    return obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    return mapping_or_empty(obj.get("metadata"))
 
 
 def documents(objects, origins):
@@ -82,7 +82,7 @@ class _Owners:
                 continue
             for owner in self.owners(obj):
                 self.children[owner] += 1
-                status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+                status = mapping_or_empty(obj.get("status"))
                 if kind == "Pod" and status.get("phase") not in TERMINAL_PHASES:
                     self.pods[owner] += 1
 
@@ -131,7 +131,7 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
     for obj, _ in docs:
         if obj["kind"] == "Namespace" and _group(obj) == "":
             meta = _meta(obj)
-            labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+            labels = mapping_or_empty(meta.get("labels"))
             inputs.namespaces[str(meta.get("name"))] = {str(k): str(v) for k, v in labels.items()}
     owners = _Owners(docs)
     claimed_nodes = set()  # Nodes with a NodeClaim in the input may not report allocatable yet
@@ -167,7 +167,7 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
             inputs.nodeclaims.append(claim)
         elif group == "" and kind == "Node":
             meta = _meta(obj)
-            spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+            spec = mapping_or_empty(obj.get("spec"))
             allow = str(meta.get("name")) in claimed_nodes or str(spec.get("providerID") or "") in claimed_nodes
             node = load_node(obj, ctx, allow_empty=allow)
             _unique(seen, ("Node", node.name), origin, ctx)
@@ -176,7 +176,7 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
             pod = load_pod(obj, ctx, inputs.namespaces)
             if len(inputs.pods) + len(inputs.bound_pods) >= max_pods:
                 raise ctx.error("", f"more than {max_pods:,} pods in the input (raise the ceiling with --max-pods)")
-            status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+            status = mapping_or_empty(obj.get("status"))
             if pod.node_name:
                 if status.get("phase") not in TERMINAL_PHASES:  # terminal pods hold no resources
                     inputs.bound_pods.append(pod)
@@ -210,8 +210,8 @@ def load_objects(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
         elif group == "apps" and kind == "DaemonSet":
             inputs.daemonsets.append(load_daemonset(obj, ctx, inputs.namespaces))
         elif group == "" and kind == "PersistentVolumeClaim":
-            claim = load_claim(obj, ctx)
-            inputs.claims[(claim.namespace, claim.name)] = claim
+            volume_claim = load_claim(obj, ctx)
+            inputs.claims[(volume_claim.namespace, volume_claim.name)] = volume_claim
         elif group == "" and kind == "PersistentVolume":
             volume = load_volume(obj, ctx)
             inputs.volumes[volume.name] = volume
@@ -242,8 +242,8 @@ def _load_controller(obj, ctx, kind, inputs, owners: _Owners, pod_volumes, max_p
     key = (kind, str(meta.get("namespace") or "default"), str(meta.get("name")))
     if kind == "Deployment" and owners.children[key] > owners.pods[key]:
         return  # its ReplicaSets are in the input and run its pods
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    spec = mapping_or_empty(obj.get("spec"))
+    template = mapping_or_empty(spec.get("template"))
     present = owners.pods[key]
     count = max(replica_count(obj, ctx, kind) - present, 0)
     if not count:

@@ -1,6 +1,8 @@
 """Typed access to Kubernetes object dicts that reports the key path of anything malformed."""
 from __future__ import annotations
 
+from typing import Any, Iterator, overload
+
 from kubefacts import quantity
 from kubefacts.quantity import REQUEST_MAX_MILLI
 from kubefacts.labels import EFFECTS, POD_OPERATORS, TOLERATION_OPERATORS
@@ -14,6 +16,11 @@ def shown(value) -> str:
     """The value as written, for a message: its type and its text, cut to a readable length."""
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def mapping_or_empty(value: object) -> dict[Any, Any]:
+    """The value when it is a mapping, else an empty one (for lenient reads that never raise)."""
+    return value if isinstance(value, dict) else {}
 
 
 class Ctx:
@@ -33,6 +40,11 @@ class Ctx:
             raise self.error(path, f"expected a mapping, got {shown(value)}")
         return value
 
+    def parts(self, obj: dict, *keys: str) -> tuple[dict, ...]:
+        """The object's top-level mappings named by `keys` (metadata, spec, status), in order; {}
+        for an absent one."""
+        return tuple(self.mapping(obj.get(key), key) for key in keys)
+
     def sequence(self, value, path: str) -> list:
         if value is None:
             return []
@@ -47,7 +59,13 @@ class Ctx:
             raise self.error(path, f"expected a string, got {shown(value)}")
         return str(value)
 
-    def integer(self, value, path: str, default: int | None = None) -> int | None:
+    @overload
+    def integer(self, value: object, path: str, default: int) -> int: ...
+
+    @overload
+    def integer(self, value: object, path: str, default: None = None) -> int | None: ...
+
+    def integer(self, value: object, path: str, default: int | None = None) -> int | None:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, str)):
@@ -90,9 +108,7 @@ class Ctx:
     def requirements(self, value, path: str, operators=POD_OPERATORS, min_values: bool = False) -> Requirements:
         """A list of NodeSelectorRequirements (optionally WithMinValues) as one conjunction."""
         reqs = Requirements()
-        for i, item in enumerate(self.sequence(value, path)):
-            item_path = f"{path}[{i}]"
-            item = self.mapping(item, item_path)
+        for item_path, item in self.items(value, path):
             key = self.string(item.get("key"), f"{item_path}.key")
             if not key:
                 raise self.error(f"{item_path}.key", "missing")
@@ -106,27 +122,31 @@ class Ctx:
                 raise self.error(f"{item_path}.{sub}", str(exc)) from None
         return reqs
 
+    def items(self, value, path: str) -> Iterator[tuple[str, dict]]:
+        """Each entry of a list of mappings, with its key path."""
+        for i, item in enumerate(self.sequence(value, path)):
+            yield f"{path}[{i}]", self.mapping(item, f"{path}[{i}]")
+
+    def _effect(self, item: dict, at: str, optional: bool = False) -> str:
+        effect = self.string(item.get("effect"), f"{at}.effect")
+        if (effect or not optional) and effect not in EFFECTS:
+            raise self.error(f"{at}.effect", f"unknown taint effect {effect!r}")
+        return effect
+
     def taints(self, value, path: str) -> tuple:
         out = []
-        for i, item in enumerate(self.sequence(value, path)):
-            item = self.mapping(item, f"{path}[{i}]")
-            effect = self.string(item.get("effect"), f"{path}[{i}].effect")
-            if effect not in EFFECTS:
-                raise self.error(f"{path}[{i}].effect", f"unknown taint effect {effect!r}")
-            out.append(Taint(self.string(item.get("key"), f"{path}[{i}].key"),
-                             self.string(item.get("value"), f"{path}[{i}].value"), effect))
+        for at, item in self.items(value, path):
+            effect = self._effect(item, at)
+            out.append(Taint(self.string(item.get("key"), f"{at}.key"), self.string(item.get("value"), f"{at}.value"), effect))
         return tuple(out)
 
     def tolerations(self, value, path: str) -> tuple:
         out = []
-        for i, item in enumerate(self.sequence(value, path)):
-            item = self.mapping(item, f"{path}[{i}]")
-            operator = self.string(item.get("operator"), f"{path}[{i}].operator")
+        for at, item in self.items(value, path):
+            operator = self.string(item.get("operator"), f"{at}.operator")
             if operator not in TOLERATION_OPERATORS:
-                raise self.error(f"{path}[{i}].operator", f"unknown toleration operator {operator!r}")
-            effect = self.string(item.get("effect"), f"{path}[{i}].effect")
-            if effect and effect not in EFFECTS:
-                raise self.error(f"{path}[{i}].effect", f"unknown taint effect {effect!r}")
-            out.append(Toleration(self.string(item.get("key"), f"{path}[{i}].key"), operator,
-                                  self.string(item.get("value"), f"{path}[{i}].value"), effect))
+                raise self.error(f"{at}.operator", f"unknown toleration operator {operator!r}")
+            effect = self._effect(item, at, optional=True)
+            out.append(Toleration(self.string(item.get("key"), f"{at}.key"), operator,
+                                  self.string(item.get("value"), f"{at}.value"), effect))
         return tuple(out)

@@ -20,8 +20,7 @@ _ALIAS_FAMILIES = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerock
 
 
 def load_nodepool(obj: dict, ctx: Ctx) -> NodePool:
-    metadata = ctx.mapping(obj.get("metadata"), "metadata")
-    spec = ctx.mapping(obj.get("spec"), "spec")
+    metadata, spec = ctx.parts(obj, "metadata", "spec")
     template = ctx.mapping(spec.get("template"), "spec.template")
     tspec = ctx.mapping(template.get("spec"), "spec.template.spec")
     ref = ctx.mapping(tspec.get("nodeClassRef"), "spec.template.spec.nodeClassRef")
@@ -94,8 +93,7 @@ def _root_volume(ctx: Ctx, spec: dict, family: str) -> int | None:
 
 
 def load_nodeclass(obj: dict, ctx: Ctx) -> NodeClass:
-    metadata = ctx.mapping(obj.get("metadata"), "metadata")
-    spec = ctx.mapping(obj.get("spec"), "spec")
+    metadata, spec = ctx.parts(obj, "metadata", "spec")
     kubelet = ctx.mapping(spec.get("kubelet"), "spec.kubelet")
     eviction = ctx.string_map(kubelet.get("evictionHard"), "spec.kubelet.evictionHard")
     for signal, value in eviction.items():
@@ -122,8 +120,7 @@ def load_nodeclass(obj: dict, ctx: Ctx) -> NodeClass:
 
 
 def load_overlay(obj: dict, ctx: Ctx) -> NodeOverlay:
-    metadata = ctx.mapping(obj.get("metadata"), "metadata")
-    spec = ctx.mapping(obj.get("spec"), "spec")
+    metadata, spec = ctx.parts(obj, "metadata", "spec")
     price = spec.get("price")
     adjustment = spec.get("priceAdjustment")
     capacity = ctx.resource_list(spec.get("capacity"), "spec.capacity")
@@ -139,9 +136,7 @@ def load_overlay(obj: dict, ctx: Ctx) -> NodeOverlay:
 
 def load_node(obj: dict, ctx: Ctx, allow_empty: bool = False) -> ExistingNode:
     """allow_empty: a Node whose NodeClaim is in the input may not report allocatable yet."""
-    metadata = ctx.mapping(obj.get("metadata"), "metadata")
-    spec = ctx.mapping(obj.get("spec"), "spec")
-    status = ctx.mapping(obj.get("status"), "status")
+    metadata, spec, status = ctx.parts(obj, "metadata", "spec", "status")
     if not status.get("allocatable") and not allow_empty:
         raise ctx.error("status.allocatable", "missing: an existing Node needs status.allocatable")
     allocatable = ctx.resource_list(status.get("allocatable"), "status.allocatable")
@@ -161,9 +156,7 @@ def load_node(obj: dict, ctx: Ctx, allow_empty: bool = False) -> ExistingNode:
 
 def load_nodeclaim(obj: dict, ctx: Ctx) -> NodeClaimObject:
     """A NodeClaim Karpenter created; it is cluster state once launched (status.providerID)."""
-    metadata = ctx.mapping(obj.get("metadata"), "metadata")
-    spec = ctx.mapping(obj.get("spec"), "spec")
-    status = ctx.mapping(obj.get("status"), "status")
+    metadata, spec, status = ctx.parts(obj, "metadata", "spec", "status")
     allocatable = ctx.resource_list(status.get("allocatable"), "status.allocatable")
     conditions = ctx.sequence(status.get("conditions"), "status.conditions")
     terminating = any(isinstance(c, dict) and c.get("type") == "InstanceTerminating" and c.get("status") == "True"

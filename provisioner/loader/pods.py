@@ -104,9 +104,9 @@ def _container_requests(ctx: Ctx, container: dict, path: str) -> dict:
     return {**limits, **requests}  # the API server defaults a missing request to its limit
 
 
-def pod_spec(ctx: Ctx, metadata: dict, spec: dict, path: str, namespace: str, namespace_labels: dict) -> PodSpec:
-    """`path` is the key path of the pod spec ("spec" or "spec.template.spec"); metadata sits beside it."""
-    spec = ctx.mapping(spec, path)
+def pod_spec(ctx: Ctx, metadata: dict, raw: object, path: str, namespace: str, namespace_labels: dict) -> PodSpec:
+    """`raw`: the pod spec as read, at key path `path` ("spec" or "spec.template.spec"); metadata sits beside it."""
+    spec = ctx.mapping(raw, path)
     labels = ctx.string_map(metadata.get("labels"), path[: -len("spec")] + "metadata.labels")
     containers, init_containers, host_ports = [], [], []
     # The API server defaults hostPort to containerPort on hostNetwork pods (SetDefaults_Pod), so
@@ -223,8 +223,7 @@ def check_pod_ceiling(ctx: Ctx, kind: str, count: int, limit: int) -> None:
 def load_controller(obj: dict, ctx: Ctx, kind: str, namespace_labels: dict, count: int | None = None,
                     start: int = 0) -> list:
     """The controller's pods; `count` (default: its replicas) pods named from index `start`."""
-    metadata = ctx.mapping(obj.get("metadata"), "metadata")
-    spec = ctx.mapping(obj.get("spec"), "spec")
+    metadata, spec = ctx.parts(obj, "metadata", "spec")
     namespace = ctx.string(metadata.get("namespace"), "metadata.namespace", "default")
     name = ctx.string(metadata.get("name"), "metadata.name")
     if count is None:

@@ -8,6 +8,7 @@ reports for an ignored pod.
 from __future__ import annotations
 
 from kubefacts import labels as L
+from .fields import mapping_or_empty
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -21,7 +22,7 @@ def _owned_by(metadata: dict, api_version: str, kind: str) -> bool:
     return any(o.get("apiVersion") == api_version and o.get("kind") == kind for o in _owners(metadata))
 
 
-def spec_reason(spec: dict) -> str | None:
+def spec_reason(spec: object) -> str | None:
     """Reasons found in a pod spec (also a controller's template): gates and Validate."""
     if not isinstance(spec, dict):
         return None
@@ -29,8 +30,8 @@ def spec_reason(spec: dict) -> str | None:
     if isinstance(gates, list) and gates:
         names = ", ".join(str(g.get("name")) for g in gates if isinstance(g, dict))
         return f"has schedulingGates ({names}): the kube-scheduler does not mark it Unschedulable until they are removed"
-    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
-    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity.get("nodeAffinity"), dict) else {}
+    affinity = mapping_or_empty(spec.get("affinity"))
+    node_affinity = mapping_or_empty(affinity.get("nodeAffinity"))
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
     for term in terms if isinstance(terms, list) else []:
@@ -46,8 +47,8 @@ def spec_reason(spec: dict) -> str | None:
 
 def pod_reason(obj: dict) -> str | None:
     """Why Karpenter would not provision for this unbound Pod, or None."""
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    metadata = mapping_or_empty(obj.get("metadata"))
+    status = mapping_or_empty(obj.get("status"))
     phase = status.get("phase")
     if phase in TERMINAL_PHASES:
         return f"terminal (phase {phase})"

@@ -16,14 +16,15 @@ def _node_selector_terms(ctx: Ctx, value, path: str) -> tuple:
                  for i, t in enumerate(ctx.sequence(value, path)))
 
 
-# csi-translation-lib: in-tree volume sources and provisioners and the CSI drivers that replace them.
-IN_TREE = {"awsElasticBlockStore": "ebs.csi.aws.com", "kubernetes.io/aws-ebs": "ebs.csi.aws.com",
-           "gcePersistentDisk": "pd.csi.storage.gke.io", "kubernetes.io/gce-pd": "pd.csi.storage.gke.io",
-           "azureDisk": "disk.csi.azure.com", "kubernetes.io/azure-disk": "disk.csi.azure.com",
-           "azureFile": "file.csi.azure.com", "kubernetes.io/azure-file": "file.csi.azure.com",
-           "cinder": "cinder.csi.openstack.org", "kubernetes.io/cinder": "cinder.csi.openstack.org",
-           "vsphereVolume": "csi.vsphere.vmware.com", "kubernetes.io/vsphere-volume": "csi.vsphere.vmware.com",
-           "portworxVolume": "pxd.portworx.com", "kubernetes.io/portworx-volume": "pxd.portworx.com"}
+# csi-translation-lib: in-tree volume sources and provisioners (kubernetes.io/<name>) and the CSI
+# drivers that replace them.
+_TRANSLATED = (("awsElasticBlockStore", "aws-ebs", "ebs.csi.aws.com"),
+               ("gcePersistentDisk", "gce-pd", "pd.csi.storage.gke.io"),
+               ("azureDisk", "azure-disk", "disk.csi.azure.com"), ("azureFile", "azure-file", "file.csi.azure.com"),
+               ("cinder", "cinder", "cinder.csi.openstack.org"),
+               ("vsphereVolume", "vsphere-volume", "csi.vsphere.vmware.com"),
+               ("portworxVolume", "portworx-volume", "pxd.portworx.com"))
+IN_TREE = {key: driver for source, plugin, driver in _TRANSLATED for key in (source, f"kubernetes.io/{plugin}")}
 
 
 def load_csinode(obj: dict, ctx: Ctx) -> tuple[str, dict]:
@@ -41,9 +42,7 @@ def load_csinode(obj: dict, ctx: Ctx) -> tuple[str, dict]:
 
 
 def load_claim(obj: dict, ctx: Ctx) -> VolumeClaim:
-    metadata = ctx.mapping(obj.get("metadata"), "metadata")
-    spec = ctx.mapping(obj.get("spec"), "spec")
-    status = ctx.mapping(obj.get("status"), "status")
+    metadata, spec, status = ctx.parts(obj, "metadata", "spec", "status")
     annotations = ctx.mapping(metadata.get("annotations"), "metadata.annotations")
     volume_name = ctx.string(spec.get("volumeName"), "spec.volumeName")
     return VolumeClaim(
@@ -60,8 +59,7 @@ def load_claim(obj: dict, ctx: Ctx) -> VolumeClaim:
 
 
 def load_volume(obj: dict, ctx: Ctx) -> Volume:
-    metadata = ctx.mapping(obj.get("metadata"), "metadata")
-    spec = ctx.mapping(obj.get("spec"), "spec")
+    metadata, spec = ctx.parts(obj, "metadata", "spec")
     affinity = ctx.mapping(spec.get("nodeAffinity"), "spec.nodeAffinity")
     required = ctx.mapping(affinity.get("required"), "spec.nodeAffinity.required")
     return Volume(
@@ -96,9 +94,9 @@ def load_storage_class(obj: dict, ctx: Ctx) -> tuple[StorageClass, bool]:
     return sc, str(annotations.get(DEFAULT_CLASS, "")).lower() == "true"
 
 
-def volume_refs(ctx: Ctx, spec: dict, path: str) -> tuple:
+def volume_refs(ctx: Ctx, spec: object, path: str) -> tuple:
     """("pvc", claimName) or ("ephemeral", volume name, storageClassName) per volume of a pod spec."""
-    refs = []
+    refs: list[tuple[str, ...]] = []
     for i, vol in enumerate(ctx.sequence(ctx.mapping(spec, path).get("volumes"), f"{path}.volumes")):
         vol = ctx.mapping(vol, f"{path}.volumes[{i}]")
         if vol.get("persistentVolumeClaim") is not None:

@@ -49,7 +49,7 @@ class PreparedNode:
     anti: list[tuple[int, PodSpec, PodAffinityTerm]]
     positions: list[int]
     sort_key: tuple[bool, str]
-    _vector: tuple[tuple[str, ...] | None, list[int] | None]
+    _vector: tuple[tuple[str, ...] | None, list[int]]  # (dims, remaining per dim); dims None: not yet built
     volumes: dict[str, frozenset[str]]
 
     def __init__(self, node: ExistingNode, bound: Iterable[Pod], daemonsets: Sequence[DaemonSet],
@@ -83,7 +83,7 @@ class PreparedNode:
         self.anti = [(pos, pod.spec, term) for pos, pod in zip(positions, self.bound) for term in pod.spec.anti_affinity]
         # sortExistingNodes: initialized nodes first, then by name.
         self.sort_key = (not getattr(node, "initialized", True), node.name)
-        self._vector = (None, None)
+        self._vector = (None, [])
 
     def with_pods(self, pods: Iterable[Pod], positions: Iterable[int],
                   daemonsets: Sequence[DaemonSet]) -> "PreparedNode":
@@ -139,7 +139,7 @@ class ExistingNodes:
 
     def __init__(self, prepared: Iterable[PreparedNode] | None, _order: list[PreparedNode] | None = None,
                  _base: ExistingNodes | None = None, _removed: Sequence[int] = ()) -> None:
-        self.order = sorted(prepared, key=_sort_key) if _order is None else _order
+        self.order = _order if _order is not None else sorted(prepared or (), key=_sort_key)
         self._base, self._removed = _base, _removed  # a view: the base's rows less these indices
         self._entries = self._anti = self._pools = None
         self._index = None

@@ -107,9 +107,9 @@ class InflightClaims:
                     extra = 1 if g.selects(variant.sig.spec) else 0
                     minimum = g._min_count(variant.strict.get(g.key))
                     ok = np.ones(len(table) + 1, dtype=bool)
-                    counts = g.counts
+                    domain_counts = g.counts
                     for domain, code in table.items():
-                        count = counts.get(domain)
+                        count = domain_counts.get(domain)
                         ok[code] = count is not None and count + extra - minimum <= g.max_skew
                     excluded.append((codes, ok))
         # NodeClaim.propose's first check, in bulk: hostname counts only grow, so a NodeClaim holding
@@ -199,13 +199,13 @@ class InflightClaims:
             if not before:
                 return order[at:]
             return np.concatenate((np.asarray(before, dtype=np.int64), order[at:]))
-        changed = np.unique(np.asarray(changed, dtype=np.int64))
-        keys = self.keys_pos[changed]
-        before = keys < key
-        if not before.any():
+        moved = np.unique(np.asarray(changed, dtype=np.int64))
+        keys = self.keys_pos[moved]
+        earlier = keys < key
+        if not earlier.any():
             return order[at:]
-        changed, keys = changed[before], keys[before]
-        return np.concatenate((changed[np.argsort(keys)], order[at:]))
+        moved, keys = moved[earlier], keys[earlier]
+        return np.concatenate((moved[np.argsort(keys)], order[at:]))
 
     def _cap(self, variant: Variant, claim: NodeClaim, k: int) -> int:
         """At most the pods that still find `claim` first in (pods, creation) order, before the next
@@ -251,8 +251,8 @@ class InflightClaims:
             if pos >= len(self.gen):
                 self.gen = np.concatenate([self.gen, np.zeros(len(self.gen), dtype=np.int64)])
                 self.keys_pos = np.concatenate([self.keys_pos, np.zeros(len(self.keys_pos), dtype=np.int64)])
-                for key, codes in self.pinned.items():
-                    self.pinned[key] = np.concatenate([codes, np.full(len(codes), -1, dtype=np.int64)])
+                for label, codes in self.pinned.items():
+                    self.pinned[label] = np.concatenate([codes, np.full(len(codes), -1, dtype=np.int64)])
                 for group, counts in self.host_counts.items():
                     self.host_counts[group] = np.concatenate([counts, np.zeros(len(counts), dtype=np.int64)])
             old = None
@@ -266,9 +266,9 @@ class InflightClaims:
                 counts[pos] = group.counts.get(hostname, 0)
         else:  # only the groups the commit recorded in changed their count for this hostname
             for group in recorded:
-                counts = host_counts.get(group)
-                if counts is not None:
-                    counts[pos] = group.counts.get(hostname, 0)
+                group_counts = host_counts.get(group)
+                if group_counts is not None:
+                    group_counts[pos] = group.counts.get(hostname, 0)
         for label, codes in self.pinned.items():  # its requirements may have narrowed
             codes[pos] = _pin_code(claim.requirements, label, self.pin_codes[label])
         key = (len(claim.pods) << 32) | pos

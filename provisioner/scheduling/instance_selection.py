@@ -139,24 +139,32 @@ _TABLES: dict[tuple[int, ...], TypeTable] = {}
 _MAX_TABLES = 64
 
 
-_LAST: list[Any] = [None, None]  # (list object, table): the catalog hands every pool the same list
+# (list object, table) of the last call: the catalog hands every pool the same list
+_LAST: tuple[Sequence[InstanceType], TypeTable] | None = None
 
 
 def type_table(instance_types: Sequence[InstanceType]) -> TypeTable:
     """The shared table of this exact list of types (same objects, same order). The table holds the
     types, so the ids in the key cannot be reused while it is cached."""
-    if _LAST[0] is instance_types and len(_LAST[1].types) == len(instance_types):
-        return _LAST[1]
+    global _LAST
+    last = _LAST
+    if last is not None and last[0] is instance_types and len(last[1].types) == len(instance_types):
+        return last[1]
     key = tuple(map(id, instance_types))
     table = _TABLES.get(key)
-    if table is not None:
-        _LAST[:] = [instance_types, table]
-    else:
+    if table is None:
         if len(_TABLES) >= _MAX_TABLES:
             _TABLES.pop(next(iter(_TABLES)))
         table = _TABLES[key] = TypeTable(list(instance_types))
-        _LAST[:] = [instance_types, table]
+    _LAST = (instance_types, table)
     return table
+
+
+def forget_tables() -> None:
+    """Drop the shared type tables (a benchmark's cold run)."""
+    global _LAST
+    _TABLES.clear()
+    _LAST = None
 
 
 def _daemon_key(daemon_candidates: _DaemonCandidates) -> tuple[Any, ...]:
@@ -323,7 +331,8 @@ class Template:
             return options  # every type fits (the usual case: limits far above one node)
         # Clamp: a limit beyond int64 (10M GiB in millibytes) is effectively no limit.
         bound = np.asarray([min(remaining[k], 2**62) for k in self.limit_keys], dtype=np.int64)
-        return options[(self.limit_capacity[options] <= bound).all(axis=1)]
+        fits: npt.NDArray[np.bool_] = (self.limit_capacity[options] <= bound).all(axis=1)
+        return options[fits]
 
     def max_capacity(self, options: np.ndarray) -> dict[str, int]:
         if not self.limit_keys or not len(options):

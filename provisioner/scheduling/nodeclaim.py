@@ -7,7 +7,7 @@ scheduler can skip the target for that variant from then on.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -25,34 +25,41 @@ if TYPE_CHECKING:  # provisioner.models imports this package at runtime
 WELL_KNOWN = L.WELL_KNOWN_LABELS
 
 
+# What a rejection carries in place of requirements and options (only a fit is committed) and an
+# existing node's proposal in place of options (it has no instance types to narrow). Never mutated.
+_NO_REQUIREMENTS = Requirements()
+_NO_OPTIONS: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+
+
 class Proposal:
     """n pods fit (n > 0) with these requirements and options; or a rejection, final or for now."""
     __slots__ = ("n", "permanent", "requirements", "options")
 
-    def __init__(self, n: int, permanent: bool = True, requirements: Requirements | None = None,
-                 options: npt.NDArray[np.int64] | None = None) -> None:
+    def __init__(self, n: int, permanent: bool = True, requirements: Requirements = _NO_REQUIREMENTS,
+                 options: npt.NDArray[np.int64] = _NO_OPTIONS) -> None:
         self.n, self.permanent = n, permanent
         self.requirements, self.options = requirements, options
 
 
 REJECT_FINAL = Proposal(0, True)
 REJECT_FOR_NOW = Proposal(0, False)
-_INCOMPATIBLE = object()
+_INCOMPATIBLE = Requirements()  # ExistingTarget.merge_cache's mark of a variant whose requirements conflict
 
 
 def _changed(base: Requirements, merged: Requirements, keys: Iterable[str]) -> Sequence[str]:
     return [k for k in keys if merged.raw(k) is not base.raw(k) and merged.raw(k) != base.raw(k)]
 
 
-def merge_topology(topology: Topology, variant: Variant, reqs: Requirements,
-                   allow: Collection[str]) -> tuple[Requirements | None, Sequence[str], str | None]:
+def merge_topology(topology: Topology, variant: Variant, reqs: Requirements, allow: Collection[str]
+                   ) -> tuple[Requirements, Sequence[str], None] | tuple[None, Sequence[str], str]:
     """Requirements after the topology narrows them, the keys it changed, or a rejection reason."""
     groups = variant.groups + variant.sig.inverse_selecting if variant.sig.inverse_selecting else variant.groups
     if not groups:
         return reqs, (), None
-    added, bad = topology.add_requirements(groups, variant.strict, reqs, variant.sig.spec)
-    if added is None:
-        return None, (), bad.describe()
+    found = topology.add_requirements(groups, variant.strict, reqs, variant.sig.spec)
+    if found[0] is None:  # (None, the unsatisfiable group): indexed, as mypy narrows the pair only so
+        return None, (), found[1].describe()
+    added = found[0]
     raw = reqs._reqs
     for req in added:  # the usual case: the node is already pinned to the domain the topology picks
         have = raw.get(req.key)
@@ -166,7 +173,7 @@ class ExistingTarget:
         self.schedulable = schedulable  # false when any allocatable is already negative (resources.Fits)
         self.host_ports = list(host_ports)
         self.pods: list[Pod] = []
-        self.merge_cache: dict[int, Any] = {}  # merged Requirements, or the _INCOMPATIBLE sentinel
+        self.merge_cache: dict[int, Requirements] = {}  # merged Requirements, or the _INCOMPATIBLE sentinel
         self.volume_limits: dict[str, int] = {}  # CSI driver -> attachable volumes (CSINode), set by the scheduler
         self.volume_usage: dict[str, set[str]] = {}  # CSI driver -> claims already attached
 

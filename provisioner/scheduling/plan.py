@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kubefacts import labels as L
 from .nodeclaim import ExistingTarget, NodeClaim
@@ -28,9 +28,7 @@ class PlannedNodeClaim:
 @dataclass
 class Results:
     nodeclaims: list[PlannedNodeClaim] = field(default_factory=list)
-    # (node name, [pods]); the name is Any while provisioner.planning reuses its loop name `node`
-    # for an ExistingNode (a str here would fail its check)
-    existing: list[tuple[Any, list[Pod]]] = field(default_factory=list)
+    existing: list[tuple[str, list[Pod]]] = field(default_factory=list)  # (node name, [pods])
     errors: dict[Pod, str] = field(default_factory=dict)  # pod -> reason
     pods: list[Pod] = field(default_factory=list)
 
@@ -46,7 +44,7 @@ def build_results(targets: Iterable[NodeClaim | ExistingTarget], pods: Iterable[
         tpl = target.template
         reqs = target.requirements.without(L.HOSTNAME)
         index, offering, names = tpl.launch(target.options, reqs)
-        if index is None:  # defensive: options are always filtered to ones with an offering
+        if index is None or offering is None:  # both or neither; defensive: options always have an offering
             for pod in target.pods:
                 errors[pod] = f'nodepool "{tpl.name}": no offering left in the allowed zones and capacity types'
             continue

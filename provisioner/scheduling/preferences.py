@@ -13,6 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from .requirements import Requirements
 from .taints import TOLERATE_PREFER_NO_SCHEDULE, Taint, Toleration, untolerated
 
@@ -24,6 +27,9 @@ if TYPE_CHECKING:  # provisioner.models imports this package at runtime
 _Weighted = TypeVar("_Weighted", bound=tuple[int, Any])
 
 _SKIP = "skip"  # key of the existing-target skip pointers in Variant.dead
+# The scheduler's reasons that never change for a variant and NodePool: (why not, None, None), or
+# (None, the merged requirements, the instance types left)
+StaticCheck = tuple[str, None, None] | tuple[None, Requirements, npt.NDArray[np.int64]]
 
 
 @dataclass(frozen=True)
@@ -94,14 +100,15 @@ class Variant:
         self.free = True  # no topology of its own and no host ports: identical pods can be placed in bulk
         self.host_checks: list[tuple[TopologyGroup, int]] = []  # (group, limit): a node whose count exceeds limit never fits (hostname key)
         self.dead: dict[str, Any] = {}  # targets that can never take this variant (skip pointers under _SKIP; in-flight masks)
-        self.template_cache: dict[tuple[str, int], Any] = {}  # the taint here, the scheduler's static reasons
+        self.taint_cache: dict[int, Taint | None] = {}  # template index -> template_taint
+        self.template_cache: dict[int, StaticCheck] = {}  # template index -> the scheduler's static reasons
 
     def template_taint(self, template: Template) -> Taint | None:
         """The NodePool taint this variant does not tolerate (cached per template), or None."""
-        key = ("taint", template.index)
-        if key not in self.template_cache:
-            self.template_cache[key] = untolerated(template.taints, self.tolerations)
-        return self.template_cache[key]
+        cache, index = self.taint_cache, template.index
+        if index not in cache:
+            cache[index] = untolerated(template.taints, self.tolerations)
+        return cache[index]
 
     def next_alive(self, i: int) -> int:
         """Smallest target index >= i not known to reject this variant forever (path-compressed
@@ -126,6 +133,16 @@ class Variant:
         if len(skip) <= i:
             skip.extend(range(len(skip), i + 1))
         skip[i] = i + 1
+
+
+def skip_runs(starts: Iterable[int], ends: Iterable[int]) -> dict[str, Any]:
+    """A Variant.dead that skips the targets of each run [start, end), known to reject the variant
+    forever: each points past its run, the way `kill` leaves them once path-compressed."""
+    skip = array("i")
+    for start, end in zip(starts, ends):
+        skip.extend(range(len(skip), start))
+        skip.extend(array("i", [end]) * (end - start))
+    return {_SKIP: skip} if skip else {}
 
 
 class Signature:

@@ -216,7 +216,8 @@ class Requirements:
     def has(self, key: str) -> bool:
         return key in self._reqs
 
-    def raw(self, key: str):
+    def raw(self, key: str) -> Requirement | None:
+        """The requirement on `key` as given, or None when there is none (`get` answers Exists)."""
         return self._reqs.get(key)
 
     def keys(self) -> KeysView[str]:
@@ -230,8 +231,7 @@ class Requirements:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Requirements) and self._reqs == other._reqs
-
-    __hash__ = None
+    # No __hash__: defining __eq__ alone leaves the class unhashable, as upstream's mutable Requirements.
 
     def without(self, *keys: str) -> "Requirements":
         clone = Requirements()

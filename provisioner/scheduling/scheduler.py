@@ -10,9 +10,11 @@ placement would put on the same target), which yields the same plan as one-by-on
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from kubefacts import labels as L
 from kubefacts.labels import PREFER_NO_SCHEDULE
@@ -22,20 +24,37 @@ from .existing import ExistingNodes, PreparedNode, prepare_nodes
 from .gcpause import gc_paused
 from .inflight import InflightClaims
 from .instance_selection import Template
-from .nodeclaim import WELL_KNOWN, NodeClaim, Proposal, hostname_requirement, merge_topology
+from .nodeclaim import WELL_KNOWN, ExistingTarget, NodeClaim, Proposal, hostname_requirement, merge_topology
 from .plan import PlannedNodeClaim, Results, build_results
-from .preferences import Signature, Variant, initial, relax
-from .shared import SharedSetup
+from .preferences import Signature, StaticCheck, Variant, initial, relax, skip_runs
 from .requirements import Requirements
 from .taints import ports_conflict
-from .topology import AFFINITY, ANTI, SPREAD, NodeFilter, Topology, domain_universe
+from .shared import SharedSetup
+from .taints import Taint
+from .topology import AFFINITY, ANTI, SPREAD, DomainTaints, NodeFilter, Topology, TopologyGroup, domain_universe
+
+if TYPE_CHECKING:  # provisioner.models imports this package at runtime
+    from provisioner.models import DaemonSet, ExistingNode, InstanceType, NodePool, Pod
 
 _SKIP_MIN_NODES = 32  # below this, proposing to every node costs less than building the arrays
 NO_NODEPOOLS = "no NodePool can launch nodes (none given, or their requirements filtered out every instance type)"
 
+_Pools = Iterable[tuple["NodePool", Sequence["InstanceType"]]]
+_Target = ExistingTarget | NodeClaim
+# a target that takes pods of the variant with this proposal, or why none does
+_Placed = tuple[_Target, Proposal, None, Variant] | tuple[None, None, str, None]
+# resource -> what is left of a NodePool's limits: ints, but L.NODES (in thousandths) is None when the
+# NodePool limits no node count, a correlation by key that a dict's value type cannot hold
+_Limits = dict[str, Any]
+# what a run of pods of one shape shares: (Variant.id, .dead, .taint_cache, .template_cache)
+_Shared = tuple[int, dict[str, Any], dict[int, "Taint | None"], dict[int, StaticCheck]]
+
 
 class Scheduler:
-    def __init__(self, nodepools, daemonsets=(), nodes=(), bound_pods=(), notes=(), prepared=None, shared=None):
+    def __init__(self, nodepools: _Pools, daemonsets: Iterable[DaemonSet] = (), nodes: Iterable[ExistingNode] = (),
+                 bound_pods: Iterable[Pod] = (), notes: Iterable[str] = (),
+                 prepared: Iterable[PreparedNode] | ExistingNodes | None = None,
+                 shared: SharedSetup | None = None) -> None:
         """nodepools: [(NodePool, [InstanceType])]; notes: why some NodePools were left out.
 
         prepared: the existing nodes as [PreparedNode] or ExistingNodes (scheduling.existing),
@@ -51,12 +70,12 @@ class Scheduler:
         self.notes = list(notes)
 
     # --- set-up -----------------------------------------------------------------------------------
-    def _setup(self, pods):
+    def _setup(self, pods: Sequence[Pod]) -> None:
         names = {n for p in pods for n in p.spec.requests} | {n for d in self.daemonsets for n in d.spec.requests}
         self.dims = (L.CPU, L.MEMORY, L.PODS) + tuple(sorted(names - {L.CPU, L.MEMORY, L.PODS}))
         # OrderByWeight: heavier first; equal weights by name, descending (nps[a].Name > nps[b].Name).
         ordered = sorted(sorted(self.nodepools, key=lambda item: item[0].name, reverse=True), key=lambda item: -item[0].weight)
-        self.templates = []
+        self.templates: list[Template] = []
         for np_, its in ordered:
             if self.shared is not None:
                 tpl = self.shared.template(np_, its, self.dims, self.daemonsets, len(self.templates))
@@ -67,20 +86,23 @@ class Scheduler:
             else:
                 self.notes.append(f'nodepool "{np_.name}": {tpl.skip_reason}')
         self.tolerate_prefer_no_schedule = any(t.effect == PREFER_NO_SCHEDULE for np_, _ in ordered for t in np_.taints)
-        self._selecting: dict = {}  # (topology version, namespace, labels) -> (counting, inverse) groups
+        # (topology version, namespace, labels) -> (counting, inverse) groups
+        self._selecting: dict[tuple[int, str, tuple[tuple[str, str], ...]],
+                              tuple[list[TopologyGroup], list[TopologyGroup]]] = {}
         self.topology = Topology(_universe_lookup(self.nodepools, self.shared))
-        self.targets: list = []
-        self.remaining = {t.name: dict(t.limits) for t in self.templates if t.limits}
+        self.targets: list[ExistingTarget | None] = []  # the existing nodes' targets, None until proposed to
+        self.claims: list[NodeClaim] = []  # the new NodeClaims, their target indices from n_existing on
+        self.remaining: dict[str, _Limits] = {t.name: dict(t.limits) for t in self.templates if t.limits}
         for limits in self.remaining.values():
             limits.setdefault(L.NODES, None)
         self._setup_existing()
         self.n_existing = len(self.targets)
         self.inflight = InflightClaims(self.n_existing)
         self.hostnames = 0
-        self.shapes: dict = {}
-        self.requirement_shapes: dict = {}  # canonical requirements -> Variant.merge_id
+        self.shapes: dict[tuple[Any, ...], _Shared] = {}
+        self.requirement_shapes: dict[tuple[tuple[str, Any], ...], int] = {}  # canonical requirements -> Variant.merge_id
 
-    def _too_small(self, request: tuple) -> dict:
+    def _too_small(self, request: tuple[int, ...]) -> dict[str, Any]:
         """Skip pointers (Variant.dead) over the existing nodes that cannot take one pod of this
         size even before anything lands: what is left of a node only shrinks during a run, so
         `propose` would reject them for good. One numpy comparison instead of a proposal per
@@ -90,12 +112,12 @@ class Scheduler:
         remaining, schedulable = self.existing.matrix(self.dims)
         bad = ~(schedulable & (remaining >= np.asarray(request)).all(axis=1))
         edges = np.diff(np.concatenate(([0], bad.astype(np.int8), [0])))
-        return dict(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()))
+        return skip_runs(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist())
 
     def _setup_existing(self) -> None:
         existing = self.existing
-        self.targets.extend(existing.order)  # each made an ExistingTarget when first proposed to
-        self.made: list = []  # indices of the existing nodes made targets
+        self.targets.extend([None] * len(existing))  # each made an ExistingTarget when first proposed to
+        self.made: list[int] = []  # indices of the existing nodes made targets
         self.topology.existing = existing.entries()
         for pool, (capacity, count) in existing.pools().items():
             limits = self.remaining.get(pool)
@@ -111,10 +133,10 @@ class Scheduler:
             if term.topology_key in node.labels:
                 tg.record(node.labels[term.topology_key])
 
-    def _target(self, i: int):
+    def _target(self, i: int) -> ExistingTarget:
         target = self.targets[i]
-        if target.__class__ is PreparedNode:
-            target = self.targets[i] = target.target(self.dims, i)
+        if target is None:
+            target = self.targets[i] = self.existing.order[i].target(self.dims, i)
             self.made.append(i)
         return target
 
@@ -152,8 +174,8 @@ class Scheduler:
                  tuple(g.selects(spec) for g in variant.groups if g.kind is not ANTI))  # only self-selection matters
         shared = self.shapes.get(shape)
         if shared is None:
-            shared = self.shapes[shape] = (len(self.shapes), self._too_small(variant.sig.request_vector), {})
-        variant.id, variant.dead, variant.template_cache = shared
+            shared = self.shapes[shape] = (len(self.shapes), self._too_small(variant.sig.request_vector), {}, {})
+        variant.id, variant.dead, variant.taint_cache, variant.template_cache = shared
         # A target's merge with a variant depends on the variant's requirements only, which far
         # fewer variants differ in than in shape (each Deployment's own anti-affinity group makes
         # its own shape): keyed by shape, every existing node held one merged copy per pending
@@ -199,37 +221,38 @@ class Scheduler:
             sig.topology_version = version
 
     # --- placing ----------------------------------------------------------------------------------
-    def _add(self, variant: Variant, k: int):
+    def _add(self, variant: Variant, k: int) -> _Placed:
         targets, topology, n_existing = self.targets, self.topology, self.n_existing
         i = variant.next_alive(0)
         while i < n_existing:
             target = targets[i]
-            if target.__class__ is PreparedNode:
+            if target is None:
                 target = self._target(i)
             proposal = target.propose(variant, k, topology)
             if proposal.n:
-                return target, proposal, None
+                return target, proposal, None, variant
             if proposal.permanent:
                 variant.kill(i)
             i = variant.next_alive(i + 1)
         if self.inflight.claims:
             found = self.inflight.add(variant, k, topology)
             if found is not None:
-                return found
-        return self._new_nodeclaim([variant], k)[:3]
+                return found[0], found[1], None, variant
+        return self._new_nodeclaim([variant], k)
 
-    def _add_alternatives(self, alternatives: list, k: int):
+    def _add_alternatives(self, alternatives: list[Variant], k: int) -> _Placed:
         """`add` for a pod whose volumes give several topology alternatives: every target in the
         usual order, each alternative in turn on it (CanAdd: the first that fits narrows the node),
         in-flight NodeClaims scanned plainly. (target, proposal, error, the alternative used)."""
-        targets, topology = self.targets, self.topology
+        topology = self.topology
         for i in range(self.n_existing):
             for variant in alternatives:
                 if variant.next_alive(i) != i:
                     continue
-                proposal = self._target(i).propose(variant, k, topology)
+                target = self._target(i)
+                proposal = target.propose(variant, k, topology)
                 if proposal.n:
-                    return targets[i], proposal, None, variant
+                    return target, proposal, None, variant
                 if proposal.permanent:
                     variant.kill(i)
         for claim in self.inflight.in_order():
@@ -239,25 +262,30 @@ class Scheduler:
                     return claim, proposal, None, variant
         return self._new_nodeclaim(alternatives, k)
 
-    def _new_nodeclaim(self, alternatives: list, k: int):
+    def _new_nodeclaim(self, alternatives: list[Variant], k: int) -> _Placed:
         """A new NodeClaim from the first NodePool that takes the pod, each volume topology
         alternative tried in turn on it: (claim, proposal, error, the alternative used)."""
         if not self.templates:
             return None, None, "; ".join(self.notes) or NO_NODEPOOLS, None
         request, errors = alternatives[0].sig.request_vector, []
         for tpl in self.templates:
+            why = ""
             for variant in alternatives:  # the error of the last alternative tried, as CanAdd returns
-                why = self._template_static(variant, tpl)
-                if why is None:
-                    why, result = self._try_template(variant, tpl, k, request)
-                    if result is not None:
-                        return result[0], result[1], None, variant
+                static = self._template_static(variant, tpl)
+                if static[0] is not None:
+                    why = static[0]
+                    continue
+                tried = self._try_template(variant, tpl, k, request, static[1], static[2])
+                if isinstance(tried, str):
+                    why = tried
+                    continue
+                return tried[0], tried[1], None, variant
             errors.append(f'nodepool "{tpl.name}": {why}')
         return None, None, "; ".join(errors + self.notes), None
 
-    def _template_static(self, variant: Variant, tpl: Template):
+    def _template_static(self, variant: Variant, tpl: Template) -> StaticCheck:
         """Reasons that never change for this variant and NodePool: taints, requirements, size."""
-        key = ("static", tpl.index)
+        key = tpl.index
         cache = variant.template_cache
         if key not in cache:
             taint = variant.template_taint(tpl)
@@ -274,29 +302,31 @@ class Scheduler:
                     if len(options) and not len(tpl.fitting(options, variant.sig.request_vector)):
                         options = options[:0]
                     cache[key] = (None, merged, options)
-        return cache[key][0]
+        return cache[key]
 
-    def _try_template(self, variant: Variant, tpl: Template, k: int, request):
-        _, merged, options = variant.template_cache[("static", tpl.index)]
+    def _try_template(self, variant: Variant, tpl: Template, k: int, request: tuple[int, ...], merged: Requirements,
+                      options: npt.NDArray[np.int64]) -> tuple[NodeClaim, Proposal] | str:
+        """A new NodeClaim from this NodePool that takes the variant (with its proposal), or why not."""
         unlimited = options
         limits = self.remaining.get(tpl.name)
         if limits is not None:
             nodes_left = limits.get(L.NODES)
             if nodes_left is not None and nodes_left <= 0:
-                return "node limits have been exhausted for nodepool", None
+                return "node limits have been exhausted for nodepool"
             limited = tpl.within_limits(options, limits)
             if len(options) and not len(limited):
-                return "all available instance types exceed limits for nodepool", None
+                return "all available instance types exceed limits for nodepool"
             options = limited
         hostname = f"hostname-placeholder-{self.hostnames + 1:04d}"
         reqs = merged.copy()
         host_req = hostname_requirement(hostname)
         if variant.requirements.has(L.HOSTNAME) and not variant.requirements.get(L.HOSTNAME).has(hostname):
-            return "incompatible requirements, a new node cannot have the requested hostname", None
+            return "incompatible requirements, a new node cannot have the requested hostname"
         reqs.add(host_req)
-        reqs, topo_changed, why = merge_topology(self.topology, variant, reqs, WELL_KNOWN)
-        if reqs is None:
-            return why, None
+        narrowed = merge_topology(self.topology, variant, reqs, WELL_KNOWN)
+        if narrowed[0] is None:
+            return narrowed[2]
+        reqs, topo_changed, _ = narrowed
         if topo_changed:
             options = tpl.restrict(options, reqs, topo_changed)
             unlimited = tpl.restrict(unlimited, reqs, topo_changed)
@@ -307,13 +337,13 @@ class Scheduler:
         if not len(fitting):
             if limits is not None and len(tpl.fitting(unlimited, request)):
                 left = ", ".join(f"{k}={format_quantity(k, max(v, 0))}" for k, v in limits.items() if v is not None)
-                return f"every instance type large enough would exceed the nodepool's limits (remaining {left})", None
+                return f"every instance type large enough would exceed the nodepool's limits (remaining {left})"
             return tpl.diagnose(tpl.within_limits(tpl.all, limits) if limits else tpl.all, reqs, request,
-                                variant.sig.spec.requests), None
+                                variant.sig.spec.requests)
         if tpl.has_min_values and (err := tpl.min_values_error(fitting, reqs)):
-            return err, None
+            return err
         self.hostnames += 1
-        claim = NodeClaim(tpl, hostname, reqs, fitting, len(self.targets), len(self.dims))
+        claim = NodeClaim(tpl, hostname, reqs, fitting, self.n_existing + len(self.claims), len(self.dims))
         if limits is not None:  # pessimistically reserve the largest option (subtractMax)
             for key, amount in tpl.max_capacity(fitting).items():
                 limits[key] -= amount
@@ -324,32 +354,31 @@ class Scheduler:
             n = min(k, tpl.max_count(fitting, claim.used, request))
         total = [n * r for r in request]
         proposal = Proposal(n, requirements=reqs, options=tpl.fitting(fitting, total) if n > 1 else fitting)
-        self.targets.append(claim)
-        return None, (claim, proposal)
+        self.claims.append(claim)
+        return claim, proposal
 
-    def _try_schedule(self, sig: Signature, k: int):
-        level, err = 0, None
+    def _try_schedule(self, sig: Signature, k: int) -> tuple[_Target, Variant, Proposal] | str:
+        """Where pods of this signature go (relaxing its preferences as needed), or why nowhere."""
+        level, err = 0, ""
         while True:
             variant = self._variant(sig, level)
             if variant is None:
-                return None, 0, err
-            if sig.alternatives:
-                target, proposal, err, variant = self._add_alternatives(sig.alternatives[level], k)
-            else:
-                target, proposal, err = self._add(variant, k)
-            if proposal is not None:
-                return (target, variant, proposal), proposal.n, None
+                return err
+            placed = self._add_alternatives(sig.alternatives[level], k) if sig.alternatives else self._add(variant, k)
+            if placed[1] is not None:
+                return placed[0], placed[3], placed[1]
+            err = placed[2]
             level += 1
 
     # --- the loop ---------------------------------------------------------------------------------
-    def solve(self, pods) -> Results:
+    def solve(self, pods: Sequence[Pod]) -> Results:
         with gc_paused():
             return self._solve(pods)
 
-    def _solve(self, pods) -> Results:
+    def _solve(self, pods: Sequence[Pod]) -> Results:
         self._setup(pods)
-        signatures: dict = {}
-        order = []
+        signatures: dict[Any, Signature] = {}
+        order: list[tuple[Signature, int, Pod]] = []
         for index, pod in enumerate(pods):
             sig = signatures.get(pod.spec.key)
             if sig is None:
@@ -367,65 +396,73 @@ class Scheduler:
             # gathered once all first variants (and their groups) exist, when the pods are placed.
             sig.inverse_selecting = [g for g in inverse if g.selects(sig.spec)]
             self._variant(sig, 0)
-        runs, last = [], None
+        runs: list[tuple[Signature, list[Pod]]] = []
+        last = None
         for sig, _, pod in order:
             if sig is last:
                 runs[-1][1].append(pod)
             else:
                 runs.append((sig, [pod]))
                 last = sig
-        errors: dict = {}
+        errors: dict[Pod, str] = {}
         progress = True
         while runs and progress:
-            progress, failed = False, []
+            progress = False
+            failed: list[tuple[Signature, list[Pod]]] = []
             for sig, run in runs:
                 i = 0
                 while i < len(run):
                     self._refresh_counting(sig)
                     # Pods with volumes go one at a time: each brings its own claims to a node's CSI limits.
                     sig.current_volumes = run[i].volumes
-                    placed, n, err = self._try_schedule(sig, 1 if run[i].volumes else len(run) - i)
-                    if not n:
+                    placed = self._try_schedule(sig, 1 if run[i].volumes else len(run) - i)
+                    if isinstance(placed, str):
                         failed.append((sig, run[i:]))
                         for pod in run[i:]:
-                            errors[pod] = err
+                            errors[pod] = placed
                         break
                     target, variant, proposal = placed
-                    before = len(target.pods) if target.index >= self.n_existing else -1
-                    target.commit(variant, proposal, run[i:i + n], self.topology)
-                    if before >= 0:
+                    n = proposal.n
+                    if isinstance(target, NodeClaim):
+                        before = len(target.pods)
+                        target.commit(variant, proposal, run[i:i + n], self.topology)
                         self.inflight.reorder(target, before or None, sig.counting + sig.inverse_owned)
+                    else:
+                        target.commit(variant, proposal, run[i:i + n], self.topology)
                     if errors:  # pods placed in a later pass failed in an earlier one
                         for pod in run[i:i + n]:
                             errors.pop(pod, None)
                     i += n
                     progress = True
             runs = failed
-        existing = [self.targets[i] for i in sorted(self.made)]  # the others took no pod
-        results = build_results(existing + self.targets[self.n_existing:], pods, errors)
+        existing = [self._target(i) for i in sorted(self.made)]  # the others took no pod
+        targets: list[_Target] = [*existing, *self.claims]
+        results = build_results(targets, pods, errors)
         for sig in signatures.values():  # a variant refers to its signature: break the cycle, so the
             sig.variants, sig.alternatives = [], []  # run's objects are freed without the collector
         return results
 
 
-def _universe_lookup(nodepools, shared: SharedSetup | None) -> Callable[[str], dict]:
+def _universe_lookup(nodepools: Sequence[tuple[NodePool, Sequence[InstanceType]]],
+                     shared: SharedSetup | None) -> Callable[[str], DomainTaints]:
     """The topology's domain universe per key, cached for one run. A closure rather than a bound
     method of the Scheduler, so the Topology does not refer back to it: a reference cycle would
     leave every run's objects to the garbage collector instead of freeing them at once."""
-    cache: dict = {}
+    cache: dict[str, DomainTaints] = {}
 
-    def universe(key: str) -> dict:
+    def universe(key: str) -> DomainTaints:
         if key not in cache:
             cache[key] = shared.universe(nodepools, key) if shared is not None else domain_universe(nodepools, key)
         return cache[key]
     return universe
 
 
-def _canonical(reqs: Requirements) -> tuple:
+def _canonical(reqs: Requirements) -> tuple[tuple[str, Any], ...]:
     return tuple((key, req._key()) for key, req in sorted(reqs._reqs.items(), key=lambda item: item[0]))
 
 
-def schedule(pods, nodepools, daemonsets=(), nodes=(), bound_pods=(), notes=()) -> Results:
+def schedule(pods: Sequence[Pod], nodepools: _Pools, daemonsets: Iterable[DaemonSet] = (),
+             nodes: Iterable[ExistingNode] = (), bound_pods: Iterable[Pod] = (), notes: Iterable[str] = ()) -> Results:
     return Scheduler(nodepools, daemonsets, nodes, bound_pods, notes).solve(pods)
 
 

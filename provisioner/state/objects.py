@@ -84,6 +84,13 @@ class NodeClaimInfo:
     # ("" when the condition has none), which orders drift candidates; None: not drifted.
     drifted: str | None = None
     conditions: dict = field(default_factory=dict)  # every status condition: type -> status
+    # Read only by load_cluster(facts=True) (drift counts nodes from them): the NodeClaim's own
+    # labels and annotations (its nodepool-hash), spec.nodeClassRef.name, and whether it launched
+    # (condition Launched=True, or without that condition a status.providerID).
+    labels: dict = field(default_factory=dict)
+    annotations: dict = field(default_factory=dict)
+    nodeclass: str | None = None
+    launched: bool = True
 
 
 @dataclass

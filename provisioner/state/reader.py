@@ -16,6 +16,7 @@ from ..disruption.cron import CronError, Schedule  # the budget schedule grammar
 from ..loader import documents, load_objects
 from ..loader.fields import Ctx
 from ..loader.pods import label_selector
+from ..screen import screen
 from .cluster import Cluster
 from .objects import (DISRUPTED_TAINT_KEY, POLICIES, REASONS, Budget, NodeClaimInfo, NodeInfo, Pdb, PodInfo,
                       PoolDisruption, duration_error, go_duration)
@@ -124,9 +125,7 @@ def _tolerates_disrupted(ctx: Ctx, spec: dict) -> bool:
 
 
 def load_pod_info(obj: dict, ctx: Ctx) -> PodInfo:
-    meta = _meta(obj, ctx)
-    spec = ctx.mapping(obj.get("spec"), "spec")
-    status = ctx.mapping(obj.get("status"), "status")
+    meta, spec, status = ctx.parts(obj, "metadata", "spec", "status")
     namespace = ctx.string(meta.get("namespace"), "metadata.namespace", "default")
     owners = tuple((str(o.get("apiVersion") or ""), str(o.get("kind") or ""))
                    for o in ctx.sequence(meta.get("ownerReferences"), "metadata.ownerReferences") if isinstance(o, dict))
@@ -155,9 +154,7 @@ def _int_or_percent(value) -> tuple[str, object] | None:
 
 
 def load_pdb(obj: dict, ctx: Ctx) -> Pdb:
-    meta = _meta(obj, ctx)
-    spec = ctx.mapping(obj.get("spec"), "spec")
-    status = ctx.mapping(obj.get("status"), "status")
+    meta, spec, status = ctx.parts(obj, "metadata", "spec", "status")
     namespace = ctx.string(meta.get("namespace"), "metadata.namespace", "default")
     max_unavailable = _int_or_percent(spec.get("maxUnavailable"))
     min_available = _int_or_percent(spec.get("minAvailable"))
@@ -174,8 +171,9 @@ def load_pdb(obj: dict, ctx: Ctx) -> Pdb:
     )
 
 
-def load_nodeclaim(obj: dict, ctx: Ctx) -> tuple[NodeClaimInfo, str | None, str | None]:
-    """The NodeClaim and the node it backs: (info, status.nodeName, status.providerID)."""
+def load_nodeclaim(obj: dict, ctx: Ctx, facts: bool = False) -> tuple[NodeClaimInfo, str | None, str | None]:
+    """The NodeClaim and the node it backs: (info, status.nodeName, status.providerID).
+    `facts`: also its labels, annotations, node class and whether it launched (load_cluster's facts mode)."""
     meta = _meta(obj, ctx)
     status = ctx.mapping(obj.get("status"), "status")
     conditions = _conditions(ctx, status)
@@ -187,8 +185,16 @@ def load_nodeclaim(obj: dict, ctx: Ctx) -> tuple[NodeClaimInfo, str | None, str 
         drifted=_drifted(ctx, status) if conditions.get("Drifted") == "True" else None,
         last_pod_event=ctx.string(status.get("lastPodEventTime"), "status.lastPodEventTime") or None,
         conditions=conditions)
-    return (info, ctx.string(status.get("nodeName"), "status.nodeName") or None,
-            ctx.string(status.get("providerID"), "status.providerID") or None)
+    provider = ctx.string(status.get("providerID"), "status.providerID") or None
+    if facts:
+        ref = ctx.mapping(ctx.mapping(obj.get("spec"), "spec").get("nodeClassRef"), "spec.nodeClassRef")
+        info.labels = ctx.string_map(meta.get("labels"), "metadata.labels")
+        info.annotations = ctx.string_map(meta.get("annotations"), "metadata.annotations")
+        info.nodeclass = ctx.string(ref.get("name"), "spec.nodeClassRef.name") or None
+        # Upstream's launch controller sets Launched; a dump without it launched once it has a providerID.
+        launched = conditions.get("Launched")
+        info.launched = launched == "True" if launched is not None else provider is not None
+    return info, ctx.string(status.get("nodeName"), "status.nodeName") or None, provider
 
 
 def load_node_info(obj: dict, ctx: Ctx) -> tuple[NodeInfo, str | None]:
@@ -211,21 +217,40 @@ def _name(obj: dict) -> str:
     return f"{meta['namespace']}/{name}" if meta.get("namespace") else str(name)
 
 
-def load_cluster(objects: Iterable[Mapping], origins: Sequence[str] | None = None, *, judged: bool = False) -> Cluster:
+def _named(obj: dict, ctx: Ctx) -> None:
+    if not isinstance(obj.get("metadata"), dict) or not obj["metadata"].get("name"):
+        raise ctx.error("metadata.name", "missing")
+
+
+def load_cluster(objects: Iterable[Mapping], origins: Sequence[str] | None = None, *, judged: bool = False,
+                 facts: bool = False) -> Cluster:
     """The cluster state disruption reads from these objects; raises InputError naming the object and key.
     `judged`: the caller judged the Karpenter objects already (the replay, which writes its own
-    NodeClaims each pass from a cluster whose inputs were judged once)."""
+    NodeClaims each pass from a cluster whose inputs were judged once).
+
+    `facts`: the disruption facts alone, without the scheduling core's models (`inputs` is None,
+    each StateNode's `node`/`nodeclaim` None), so a snapshot of bare Nodes and NodeClaims (no
+    allocatable, as `kubectl get nodes,nodeclaims` or the replay's drift check give them) is
+    read; a NodeClaim no Node matches yet is a StateNode of its own (`meta` None), launched or
+    not (`claim.launched`), as upstream's UpdateNodeClaim keeps a launched one before its Node
+    registers (pkg/controllers/state/cluster.go). Drift counts its nodes from this."""
     every = [(o, origin) for o, origin in documents(list(objects), origins) if isinstance(o, dict)]
     docs = [(o, origin) for o, origin in every if o.get("kind")]
-    # PodDisruptionBudgets are read here, not by the scheduling core (which would list them as unmodelled).
-    scheduling = [(o, origin) for o, origin in docs if o["kind"] not in _CONTROLLERS and o["kind"] != "PodDisruptionBudget"]
-    inputs = load_objects([o for o, _ in scheduling], [origin for _, origin in scheduling], judged=judged)
+    if facts:
+        if not judged:
+            screen([o for o, _ in docs], [origin for _, origin in docs])
+        inputs = None
+    else:
+        # PodDisruptionBudgets are read here, not by the scheduling core (which would list them as unmodelled).
+        scheduling = [(o, origin) for o, origin in docs if o["kind"] not in _CONTROLLERS and o["kind"] != "PodDisruptionBudget"]
+        inputs = load_objects([o for o, _ in scheduling], [origin for _, origin in scheduling], judged=judged)
     cluster = Cluster(inputs=inputs)
     for obj, _ in every:
         if (gate := _feature_gate(obj)) is not None:
             cluster.spot_to_spot, cluster.spot_to_spot_source = gate
     claims_by_node: dict = {}
     claims_by_provider: dict = {}
+    claims: list = []
     raw_nodes = []
     for obj, origin in docs:
         kind, api = obj["kind"], str(obj.get("apiVersion") or "")
@@ -233,35 +258,46 @@ def load_cluster(objects: Iterable[Mapping], origins: Sequence[str] | None = Non
         if kind == "NodePool" and api.startswith("karpenter.sh/"):
             cluster.pools[ctx.string(_meta(obj, ctx).get("name"), "metadata.name")] = load_pool_disruption(obj, ctx)
         elif kind == "NodeClaim" and api.startswith("karpenter.sh/"):
-            info, node_name, provider = load_nodeclaim(obj, ctx)
+            if facts:
+                _named(obj, ctx)
+            info, node_name, provider = load_nodeclaim(obj, ctx, facts)
             cluster.nodeclaims_given = True
             if node_name:
                 claims_by_node[node_name] = info
             if provider:
                 claims_by_provider[provider] = info
+            if facts:
+                claims.append(info)
         elif kind == "Node" and api == "v1":
+            if facts:
+                _named(obj, ctx)
             raw_nodes.append(load_node_info(obj, ctx))
         elif kind == "Pod" and api == "v1":
-            if not isinstance(obj.get("metadata"), dict) or not obj["metadata"].get("name"):
-                raise ctx.error("metadata.name", "missing")
+            _named(obj, ctx)
             cluster.pods.append(load_pod_info(obj, ctx))
         elif kind == "PodDisruptionBudget" and api.startswith("policy/"):
-            if not isinstance(obj.get("metadata"), dict) or not obj["metadata"].get("name"):
-                raise ctx.error("metadata.name", "missing")
+            _named(obj, ctx)
             cluster.pdbs.append(load_pdb(obj, ctx))
     # Upstream joins Nodes and NodeClaims by provider ID; a snapshot may lack spec.providerID, so
     # the NodeClaim's status.nodeName is tried first.
-    models = {n.name: n for n in inputs.nodes}
-    launched = {c.name: c for c in inputs.nodeclaims}
+    models = {n.name: n for n in inputs.nodes} if inputs is not None else {}
+    launched = {c.name: c for c in inputs.nodeclaims} if inputs is not None else {}
     by_name: dict = {}
+    joined: set = set()
     for meta, provider in sorted(raw_nodes, key=lambda item: item[0].name):
         claim = claims_by_node.get(meta.name) or (claims_by_provider.get(provider) if provider else None)
         if claim is None and not cluster.nodeclaims_given and L.NODEPOOL in meta.labels:
             claim = NodeClaimInfo(name=meta.name, deleting=meta.deleting, synthesized=True)
+        elif facts and claim is not None:
+            joined.add(id(claim))
         state = StateNode(node=models.get(meta.name), nodeclaim=launched.get(claim.name) if claim else None,
                           meta=meta, claim=claim)
         by_name[meta.name] = state
         cluster.nodes.append(state)
+    # facts: NodeClaims without a Node (not registered yet, or not launched) are StateNodes too.
+    unjoined = [StateNode(claim=c) for c in claims if id(c) not in joined]
+    if unjoined:
+        cluster.nodes = sorted(cluster.nodes + unjoined, key=lambda n: n.name)
     for pod in cluster.pods:
         if pod.node_name and pod.node_name in by_name:
             by_name[pod.node_name].pods.append(pod)

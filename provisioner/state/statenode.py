@@ -1,6 +1,7 @@
 """One node of cluster state: a Node, its NodeClaim, or both (pkg/controllers/state/statenode.go).
 
-For the scheduler, `node` and `nodeclaim` are the loader's models. A StateNode read for disruption
+For the scheduler, `node` and `nodeclaim` are the loader's models (None when the state was read
+with load_cluster(facts=True): then a NodeClaim without a Node is a StateNode of `claim` alone). A StateNode read for disruption
 (provisioner.state.reader) also carries the Node's metadata and Ready condition (`meta`), the
 NodeClaim's conditions and deletion (`claim`) and the pods bound to it (`pods`); its name and
 labels are then the Node's, as upstream's Name() and Labels() are for a registered node.
@@ -68,13 +69,15 @@ class StateNode:
         if self.meta is not None:
             return self.meta.name
         if self.node is None or (self.managed and not self.registered):
-            return self.nodeclaim.name
+            return self.nodeclaim.name if self.nodeclaim is not None else self.claim.name
         return self.node.name
 
     @property
     def labels(self) -> dict:
         if self.meta is not None:
             return self.meta.labels
+        if self.nodeclaim is None and self.claim is not None:
+            return self.claim.labels  # facts mode: a NodeClaim without its Node
         if self.node is None or (self.managed and not self.registered):
             labels = dict(self.nodeclaim.labels)
             labels.setdefault(L.HOSTNAME, self.nodeclaim.node_name or self.nodeclaim.name)

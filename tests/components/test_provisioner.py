@@ -60,6 +60,9 @@ def test_content_hash_ignores_caches_and_build_leftovers(package):
     (package / "pkg.egg-info" / "PKG-INFO").write_text("Name: pkg\n")
     (package / "build" / "lib").mkdir(parents=True)
     (package / "build" / "lib" / "copy.py").write_text("x = 1\n")
+    for linter in (".ruff_cache", ".mypy_cache"):  # `make lint` writes them beside the sources
+        (package / "sub" / linter / "0.5").mkdir(parents=True)
+        (package / "sub" / linter / "0.5" / "entry").write_bytes(b"\1")
     assert content_hash(package) == before
     assert [p.relative_to(package).as_posix() for p in content_files(package)] == [
         "Dockerfile", "__init__.py", "sub/mod.py"]

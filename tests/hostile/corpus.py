@@ -7,8 +7,11 @@ bytes written over a valid one-team project; `expected` are substrings the exit-
 from __future__ import annotations
 
 import codecs
+from pathlib import Path
 
 import yaml
+
+from tests.harness import PROJECT_DIR
 
 TEAM = "stacks/teams/web.yaml"
 STACK = "stacks/Pulumi.test.yaml"
@@ -24,6 +27,24 @@ def stack_text(settings: dict | None = None, raw: str = "") -> str:
 
 def team_text(**pool_changes) -> str:
     return yaml.safe_dump({"name": "web", "nodePools": [{**POOL, **pool_changes}]})
+
+
+def write_project(root: Path, files: dict) -> Path:
+    """A valid one-team project in `root` (Pulumi.yaml, the stack file, the team file) with `files`
+    (path -> text or bytes) written over it; `root`."""
+    (root / "stacks" / "teams").mkdir(parents=True)
+    (root / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())
+    (root / STACK).write_text(stack_text())
+    if not any(relative.startswith(TEAM + "/") for relative in files):
+        (root / TEAM).write_text(team_text())
+    for relative, content in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content)
+    return root
 
 
 def _bomb(levels: int = 9) -> str:

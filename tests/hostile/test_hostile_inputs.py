@@ -16,23 +16,11 @@ from policies.check import main as check_main
 from provisioner.cli import main as provisioner_main
 from tests.harness import PROJECT_DIR
 from tests.hostile.corpus import (CONFIG_CASES, MANIFEST_CASES, POOL, SETTINGS, STACK, TEAM, UTF16_BOM_TEAM,
-                                  pod_list, stack_text, team_text)
+                                  pod_list, stack_text, team_text, write_project)
 
 
 def _project(tmp_path, files: dict) -> tuple:
-    (tmp_path / "stacks" / "teams").mkdir(parents=True)
-    (tmp_path / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())
-    (tmp_path / STACK).write_text(stack_text())
-    if not any(relative.startswith(TEAM + "/") for relative in files):
-        (tmp_path / TEAM).write_text(team_text())
-    for relative, content in files.items():
-        target = tmp_path / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            target.write_bytes(content)
-        else:
-            target.write_text(content)
-    return tmp_path, tmp_path / "build" / "test"
+    return write_project(tmp_path, files), tmp_path / "build" / "test"
 
 
 @pytest.mark.parametrize("case_id,files,expected", CONFIG_CASES, ids=[c[0] for c in CONFIG_CASES])

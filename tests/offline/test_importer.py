@@ -259,6 +259,16 @@ def test_missing_input_and_bad_team_name_exit_2(tmp_path):
     assert code == 2 and "--team" in err
 
 
+def test_an_empty_out_exits_2_and_writes_nothing(tmp_path, monkeypatch):
+    """`--out ""` names no folder: refused like a missing --out (it used to reach the writer: TypeError)."""
+    (tmp_path / "in.yaml").write_text(NODEPOOL_HEAD)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = importer("--team", "web", "--out", "", str(tmp_path / "in.yaml"))
+    assert (code, out) == (2, "")
+    assert "error: --out: required" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yaml"]
+
+
 @pytest.mark.slow
 def test_the_program_renders_an_imported_team_with_its_overlay_end_to_end(tmp_path, validator):
     """The real __main__.py under the mock monitor, for a project made of the imported files (plus a

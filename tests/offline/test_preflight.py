@@ -6,14 +6,11 @@ ownership of the CRDs), and the upgrade guide (fields and CRDs per release)."""
 import base64
 import gzip
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
-
-import yaml
 
 from components import reference
 from offline import preflight
+from tests.fake_http import JsonHandler, LocalServer
 from tests.harness import PROJECT_DIR
 
 OWNED = {"meta.helm.sh/release-name": "karpenter-crd", "meta.helm.sh/release-namespace": "kube-system"}
@@ -34,7 +31,7 @@ def helm_secret(version, revision=3, status="deployed"):
             "data": {"release": base64.b64encode(payload.encode()).decode()}}
 
 
-class FakeCluster:
+class FakeCluster(LocalServer):
     """GET-only fake of the API paths the pre-flight reads; records every request's method and path."""
 
     def __init__(self, crds=(), secrets=(), deployments=(), objects=None):
@@ -43,20 +40,7 @@ class FakeCluster:
         self.requests = []
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            timeout = 10
-
-            def log_message(self, *args):
-                return
-
-            def _reply(self, status, body):
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def _any(self):
                 fake.requests.append((self.command, self.path))
                 self._reply(405, {"kind": "Status", "code": 405, "message": "read-only fake"})
@@ -82,26 +66,7 @@ class FakeCluster:
                         return self._reply(200, {"items": fake.objects[key], "metadata": {}})
                 return self._reply(404, {"kind": "Status", "code": 404})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-
-    def kubeconfig(self, tmp_path):
-        path = tmp_path / "kubeconfig"
-        path.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
-            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
-            "users": [{"name": "fake", "user": {"token": "t"}}],
-            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}]}))
-        return str(path)
+        super().__init__(Handler)
 
 
 def healthy_crds(version="1.14.1"):

@@ -188,11 +188,10 @@ SYNC_KINDS = (NODEPOOL, EC2NODECLASS, NODE)
 
 import json  # noqa: E402
 import re  # noqa: E402
-import threading  # noqa: E402
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
 from urllib.parse import parse_qs, urlparse  # noqa: E402
 
 from provisioner.controller.kinds import WATCHED  # noqa: E402
+from tests.fake_http import JsonHandler, LocalServer  # noqa: E402
 
 _PATHS = {
     "/api/v1/pods": "Pod", "/api/v1/nodes": "Node", "/apis/apps/v1/daemonsets": "DaemonSet",
@@ -208,7 +207,7 @@ _EVENT = re.compile(r"^/api/v1/namespaces/([^/]+)/events(?:/([^/]+))?$")
 _NODE = re.compile(r"^/api/v1/nodes/([^/]+)$")
 
 
-class FakeApiServer:
+class FakeApiServer(LocalServer):
     """`FakeKube` served over HTTP on 127.0.0.1 (a free port), speaking the API server's paths,
     status codes and watch stream format. Records each request's method, path and content type."""
 
@@ -217,20 +216,7 @@ class FakeApiServer:
         self.requests: list[tuple[str, str, str | None]] = []
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            timeout = 10  # a stuck client cannot hang the test run
-
-            def log_message(self, *args):
-                return
-
-            def _reply(self, status: int, body) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def _status(self, exc: ApiError) -> None:
                 self._reply(exc.status, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                          "message": str(exc).split(": ", 1)[-1], "code": exc.status})
@@ -298,17 +284,7 @@ class FakeApiServer:
                     return self._status(exc)
                 return self._status(ApiError(404, "not found"))
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self) -> "FakeApiServer":
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), name="fake-api", daemon=True).start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
     def api(self):
         """The real adapter, on the official client, pointed at this server."""

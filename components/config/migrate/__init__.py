@@ -57,7 +57,8 @@ def migrate_documents(documents: Iterable[Document]) -> Migration:
             if kind is not None:
                 _removed_annotations(document, log)
             continue
-        if _name(document) is None:
+        name = _name(document)
+        if name is None:
             log.error(document, "metadata.name", "required")
             continue
         if kind == PROVISIONER:
@@ -69,21 +70,21 @@ def migrate_documents(documents: Iterable[Document]) -> Migration:
             made.append((len(slots), document, body))
             slots.append(None)
             if provider is not None:
-                spec = nodeclass.from_v1alpha1(document, provider, "spec.provider", _name(document), log, inline=True)
+                spec = nodeclass.from_v1alpha1(document, provider, "spec.provider", name, log, inline=True)
                 if spec is not None:
-                    made.append((len(slots), document, nodeclass.nodeclass_object(document, spec, _name(document))))
+                    made.append((len(slots), document, nodeclass.nodeclass_object(document, spec, name)))
                     slots.append(None)
         elif kind == NODEPOOL_V1BETA1:
-            found = nodepool.from_v1beta1(document, log)
-            if found is None:
+            found_v1beta1 = nodepool.from_v1beta1(document, log)
+            if found_v1beta1 is None:
                 continue
-            body, kubelet = found
+            body, kubelet = found_v1beta1
             pools.append(Pool(document, body, kubelet))
             made.append((len(slots), document, body))
             slots.append(None)
         else:
             if kind == NODE_TEMPLATE:
-                spec = nodeclass.from_v1alpha1(document, document.body.get("spec"), "spec", _name(document), log, inline=False)
+                spec = nodeclass.from_v1alpha1(document, document.body.get("spec"), "spec", name, log, inline=False)
             else:
                 spec = nodeclass.from_v1beta1(document, log)
             if spec is not None:
@@ -95,18 +96,18 @@ def migrate_documents(documents: Iterable[Document]) -> Migration:
     for _, _, body in made:
         if body["kind"] == "EC2NodeClass":
             classes.setdefault(body["metadata"]["name"], body)
-    v1_classes: dict[str, int] = {}
-    for index, document in enumerate(slots):
-        if (document is not None and _kind(document) == ("karpenter.k8s.aws/v1", "EC2NodeClass") and _name(document)
-                and _name(document) not in classes):
-            classes[_name(document)] = copy.deepcopy(document.body)
-            v1_classes[_name(document)] = index
+    v1_classes: dict[str, tuple[int, Document]] = {}
+    for index, slot in enumerate(slots):
+        if (slot is not None and _kind(slot) == ("karpenter.k8s.aws/v1", "EC2NodeClass") and (name := _name(slot))
+                and name not in classes):
+            classes[name] = copy.deepcopy(slot.body)
+            v1_classes[name] = (index, slot)
     copies = move_kubelet(pools, classes, log)
-    for name, index in v1_classes.items():
-        if classes[name] != slots[index].body:
-            original = slots[index]
-            slots[index] = converted(original, classes[name], " (kubelet added)", _renamed(original, classes[name]))
-            result.converted.append(slots[index])
+    for name, (index, original) in v1_classes.items():
+        if classes[name] != original.body:
+            slots[index] = with_kubelet = converted(original, classes[name], " (kubelet added)",
+                                                    _renamed(original, classes[name]))
+            result.converted.append(with_kubelet)
 
     bodies = {slot: (original, body) for slot, original, body in made}
     origin: dict[str, Document] = {}
@@ -114,13 +115,13 @@ def migrate_documents(documents: Iterable[Document]) -> Migration:
         if slot is None:
             original, body = bodies[index]
             what = ": spec.provider" if body["kind"] == "EC2NodeClass" and _kind(original) == PROVISIONER else ""
-            slots[index] = converted(original, body, what, _renamed(original, body))
-            result.converted.append(slots[index])
+            slots[index] = slot = converted(original, body, what, _renamed(original, body))
+            result.converted.append(slot)
             if body["kind"] == "EC2NodeClass":
                 origin.setdefault(body["metadata"]["name"], original)
-        elif _kind(slot) == ("karpenter.k8s.aws/v1", "EC2NodeClass") and _name(slot):
-            origin.setdefault(_name(slot), slot)
-        result.documents.append(slots[index])
+        elif _kind(slot) == ("karpenter.k8s.aws/v1", "EC2NodeClass") and (name := _name(slot)):
+            origin.setdefault(name, slot)
+        result.documents.append(slot)
     for new_name, (copied, copy_body) in copies.items():
         extra = converted(origin[copied], copy_body, f" (copy {new_name!r} for a kubelet setting)",
                           _renamed(origin[copied], copy_body))

@@ -96,7 +96,8 @@ def rename_annotations(annotations: dict[str, Any], doc: Document, path: str, lo
 
 def object_metadata(body: dict[str, Any]) -> dict[str, Any]:
     """What karpenter-convert keeps of an object's metadata: name, labels, annotations."""
-    metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    metadata = body.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     return {k: copy.deepcopy(metadata[k]) for k in ("name", "labels", "annotations") if metadata.get(k)}
 
 

@@ -62,7 +62,8 @@ def selector_terms(selector: Any, doc: Document, path: str, special: dict[str, s
         for ident in fields["id"]:
             for name in fields["name"]:
                 for tags in tag_sets:
-                    term = {k: v for k, v in (("id", ident), ("name", name), ("owner", owner)) if v}
+                    term: dict[str, str | dict[str, str]] = {
+                        k: v for k, v in (("id", ident), ("name", name), ("owner", owner)) if v}
                     if tags:
                         term["tags"] = tags
                     terms.append(term)

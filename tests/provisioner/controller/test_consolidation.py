@@ -4,8 +4,6 @@ Prometheus metrics. Upstream: pkg/controllers/disruption/controller.go (one pass
 (eligible nodes per method)."""
 import pytest
 import copy
-import queue
-import threading
 import time
 
 from provisioner.controller import core
@@ -14,7 +12,6 @@ from provisioner.controller.catalog import CatalogHolder
 from provisioner.controller.controller import Controller
 from provisioner.controller.http import Health
 from provisioner.controller.kinds import PDB, WATCHED
-from provisioner.controller.loop import run_loop, start_reflectors
 from provisioner.controller.metrics import Metrics
 from provisioner.controller.reflector import Reflector
 from provisioner.disruption.causes import cause_of
@@ -23,7 +20,7 @@ from provisioner.disruption.snapshot import load_snapshot
 from provisioner.manifests import read_paths
 from tests.harness import PROJECT_DIR
 from tests.provisioner.controller_fakes import FakeApiServer, FakeKube, cluster
-from tests.provisioner.controller.test_http import TIMEOUT, wait_until
+from tests.provisioner.controller.test_http import advisor_loop, wait_until
 
 SNAPSHOT = PROJECT_DIR / "examples" / "snapshots" / "small-cluster.yaml"
 
@@ -66,17 +63,8 @@ def test_advisor_exports_the_consolidation_answer_over_the_api():
         controller = Controller(plan=core.make_plan(holder, "us-east-1"), metrics=metrics, recorder=None,
                                 batcher=Batcher(0.05, 0.5), validate=core.validate,
                                 consolidate=core.make_consolidate(holder, "us-east-1"))
-        health = Health(time.time)
-        stop = threading.Event()
-        messages: queue.Queue = queue.Queue()
-        start_reflectors(api, WATCHED, messages.put, stop, watch_timeout=1, quiet_pause=0.05)
-        loop = threading.Thread(target=run_loop, args=(controller, messages, stop, health, time.time, 0.05), daemon=True)
-        loop.start()
-        try:
+        with advisor_loop(api, controller, Health(time.time)):
             wait_until(lambda: controller.last_consolidation_result is not None, "a consolidation what-if")
-        finally:
-            stop.set()
-            loop.join(TIMEOUT)
     expected = cli_answer()
     got = controller.last_consolidation_result
     assert {k: got[k] for k in ("actions", "blocked", "summary")} == {k: expected[k] for k in ("actions", "blocked", "summary")}

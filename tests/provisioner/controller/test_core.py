@@ -113,16 +113,23 @@ def test_plan_input_holds_bound_and_pending_pods_but_not_finished_ones():
     assert is_bound(bound) and not is_bound(done) and is_unschedulable(pending)
 
 
+def on_real_core(kube: FakeKube, metrics: Metrics, recorder=None) -> Controller:
+    """A Controller planning with the real core on the bundled catalog (its choice reported to
+    `metrics`), every watched kind listed from `kube`."""
+    holder = CatalogHolder(None, core.load_bundled, on_change=lambda c: metrics.set_catalog(c.source, c.as_of))
+    holder.start(0.0)
+    controller = Controller(plan=core.make_plan(holder, "us-east-1"), metrics=metrics, recorder=recorder,
+                            validate=core.validate)
+    for kind in WATCHED:
+        Reflector(kind, kube, lambda m: controller.handle(m, 0.0)).step()
+    return controller
+
+
 def test_advisor_on_real_core_prices_plan_and_flags_oversized_pod():
     kube = cluster(FakeKube(), nodeclass(), nodepool(), pod("web-0", cpu="2", memory="4Gi"),
                    pod("huge-0", cpu="1000"))
     metrics = Metrics()
-    holder = CatalogHolder(None, core.load_bundled, on_change=lambda c: metrics.set_catalog(c.source, c.as_of))
-    holder.refresh(0.0)
-    controller = Controller(plan=core.make_plan(holder, "us-east-1"), metrics=metrics, validate=core.validate,
-                            recorder=EventRecorder(kube, bucket=TokenBucket(10, 10), instance="test"))
-    for kind in WATCHED:
-        Reflector(kind, kube, lambda m: controller.handle(m, 0.0)).step()
+    controller = on_real_core(kube, metrics, recorder=EventRecorder(kube, bucket=TokenBucket(10, 10), instance="test"))
     result = controller.reconcile(5.0)
     assert [u["pod"] for u in result["unschedulable"]] == ["default/huge-0"]
     assert [c["pods"] for c in result["nodeclaims"]] == [["default/web-0"]]
@@ -137,13 +144,7 @@ def test_advisor_on_real_core_prices_plan_and_flags_oversized_pod():
 
 def test_advisor_on_real_core_counts_inflight_capacity():
     kube = cluster(FakeKube(), nodeclass(), nodepool(), nodeclaim("default-abc"), pod("web-0", cpu="1"))
-    holder = CatalogHolder(None, core.load_bundled, on_change=lambda c: None)
-    holder.refresh(0.0)
-    controller = Controller(plan=core.make_plan(holder, "us-east-1"), metrics=Metrics(), recorder=None,
-                            validate=core.validate)
-    for kind in WATCHED:
-        Reflector(kind, kube, lambda m: controller.handle(m, 0.0)).step()
-    result = controller.reconcile(5.0)
+    result = on_real_core(kube, Metrics()).reconcile(5.0)
     assert result["nodeclaims"] == []  # Karpenter already launched room for it
     assert result["unschedulable"] == []
 
@@ -156,12 +157,7 @@ def test_advisor_raises_no_event_for_a_pod_karpenter_ignores():
     pinned = pod("pinned-0", cpu="1000")
     pinned["spec"].update(fields)
     kube = cluster(FakeKube(), nodeclass(), nodepool(), pinned)
-    holder = CatalogHolder(None, core.load_bundled, on_change=lambda c: None)
-    holder.refresh(0.0)
-    controller = Controller(plan=core.make_plan(holder, "us-east-1"), metrics=Metrics(), validate=core.validate,
-                            recorder=EventRecorder(kube, bucket=TokenBucket(10, 10), instance="test"))
-    for kind in WATCHED:
-        Reflector(kind, kube, lambda m: controller.handle(m, 0.0)).step()
+    controller = on_real_core(kube, Metrics(), recorder=EventRecorder(kube, bucket=TokenBucket(10, 10), instance="test"))
     result = controller.reconcile(5.0)
     assert result["unschedulable"] == [] and result["nodeclaims"] == []
     assert result["ignored"] == [{"pod": "default/pinned-0", "reason": "node selector term with matchFields is not supported"}]
@@ -202,13 +198,7 @@ def test_advisor_on_real_core_sees_extended_resource_of_node_overlay():
     must watch it, or it would flag every instrumented pod."""
     def plan_with(*extra):
         kube = cluster(FakeKube(), nodeclass(), nodepool(), instrumented("app-0"), *extra)
-        holder = CatalogHolder(None, core.load_bundled, on_change=lambda c: None)
-        holder.start(0.0)
-        controller = Controller(plan=core.make_plan(holder, "us-east-1"), metrics=Metrics(), recorder=None,
-                                validate=core.validate)
-        for kind in WATCHED:
-            Reflector(kind, kube, lambda m: controller.handle(m, 0.0)).step()
-        return controller.reconcile(5.0)
+        return on_real_core(kube, Metrics()).reconcile(5.0)
     assert [u["pod"] for u in plan_with()["unschedulable"]] == ["default/app-0"]
     with_overlay = plan_with(overlay())
     assert with_overlay["unschedulable"] == [] and len(with_overlay["nodeclaims"]) == 1

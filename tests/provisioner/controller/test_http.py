@@ -1,6 +1,6 @@
 """Over real sockets on 127.0.0.1: the HTTP endpoints, the adapter on the official client
 against a fake API server, and the whole advisor end to end. Every wait is bounded."""
-import json
+import contextlib
 import queue
 import threading
 import time
@@ -133,6 +133,23 @@ def test_adapter_creates_events_and_patches_with_merge_patch():
     assert patch == ("PATCH", "/api/v1/namespaces/default/events/web-0.abc", "application/merge-patch+json")
 
 
+@contextlib.contextmanager
+def advisor_loop(api, controller: Controller, health: Health):
+    """The advisor as `serve` wires it (provisioner.controller.command.run): a reflector per watched
+    kind over `api` feeding the controller loop on a thread, stopped and joined on exit. Yields
+    the loop's thread."""
+    stop = threading.Event()
+    messages: queue.Queue = queue.Queue()
+    start_reflectors(api, WATCHED, messages.put, stop, watch_timeout=1, quiet_pause=0.05)
+    loop = threading.Thread(target=run_loop, args=(controller, messages, stop, health, time.time, 0.05), daemon=True)
+    loop.start()
+    try:
+        yield loop
+    finally:
+        stop.set()
+        loop.join(TIMEOUT)
+
+
 def wait_until(condition, what: str):
     deadline = time.monotonic() + TIMEOUT
     while not condition():
@@ -161,22 +178,16 @@ def test_advisor_end_to_end_records_event_and_serves_metrics():
         health = Health(time.time)
         http = make_server("127.0.0.1", 0, metrics.registry, health)
         serve_in_background(http, poll_interval=0.05)
-        stop = threading.Event()
-        messages: queue.Queue = queue.Queue()
-        start_reflectors(api, WATCHED, messages.put, stop, watch_timeout=1, quiet_pause=0.05)
-        loop = threading.Thread(target=run_loop, args=(controller, messages, stop, health, time.time, 0.05), daemon=True)
-        loop.start()
         try:
-            wait_until(lambda: kube.events, "the event on big-0")
-            wait_until(lambda: health.ready, "readiness")
-            # The relist runs on the Pod reflector's thread, racing the other kinds' (12 of them).
-            wait_until(lambda: len([c for c in kube.calls if c[:2] == ("list", "Pod")]) >= 2, "the Pod relist")
-            url = f"http://127.0.0.1:{http.server_address[1]}"
-            status, text = get(f"{url}/metrics")
-            ready = get(f"{url}/readyz")
+            with advisor_loop(api, controller, health) as loop:
+                wait_until(lambda: kube.events, "the event on big-0")
+                wait_until(lambda: health.ready, "readiness")
+                # The relist runs on the Pod reflector's thread, racing the other kinds' (12 of them).
+                wait_until(lambda: len([c for c in kube.calls if c[:2] == ("list", "Pod")]) >= 2, "the Pod relist")
+                url = f"http://127.0.0.1:{http.server_address[1]}"
+                status, text = get(f"{url}/metrics")
+                ready = get(f"{url}/readyz")
         finally:
-            stop.set()
-            loop.join(TIMEOUT)
             http.shutdown()
             http.server_close()
     event = next(iter(kube.events.values()))
@@ -206,13 +217,8 @@ def test_serve_command_end_to_end_in_subprocess(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     with FakeApiServer(kube) as server:
-        kubeconfig = tmp_path / "kubeconfig"
-        kubeconfig.write_text(json.dumps({
-            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
-            "clusters": [{"name": "fake", "cluster": {"server": server.url}}],
-            "users": [{"name": "fake", "user": {"token": "test"}}],
-            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}]}))
-        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "POD_NAME": "provisioner-test", "PYTHONPATH": str(PROJECT_DIR)}
+        env = {**os.environ, "KUBECONFIG": server.kubeconfig(tmp_path), "POD_NAME": "provisioner-test",
+               "PYTHONPATH": str(PROJECT_DIR)}
         env.pop("KUBERNETES_SERVICE_HOST", None)
         process = subprocess.Popen(
             [sys.executable, "-m", "provisioner", "serve", "--listen", "127.0.0.1", "--port", str(port),

@@ -1,9 +1,11 @@
-"""provisioner.disruption.drift_inputs: the readers share one name check and one refusal of twins."""
+"""provisioner.disruption.drift_inputs: the readers share one name check and one refusal of twins;
+the snapshot's nodes are read by the one cluster reader (provisioner.state.reader.load_cluster)."""
 from __future__ import annotations
 
 import pytest
 
-from provisioner.disruption.drift_inputs import read_manifests, read_nodeclass, read_nodepool, read_snapshot
+from provisioner.disruption.drift import drift
+from provisioner.disruption.drift_inputs import read_manifests, read_nodeclass, read_nodepool
 from provisioner.errors import InputError
 
 
@@ -13,13 +15,13 @@ def test_reader_without_a_name_says_missing_metadata_name(reader, kind, metadata
     with pytest.raises(InputError) as err:
         reader({"kind": kind, "metadata": metadata}, "a.yaml")
     assert (str(err.value), err.value.path, err.value.origin) == (
-        f"a.yaml: {kind}: metadata.name: missing", "metadata.name", "a.yaml")
+        f'a.yaml: {kind} "(unnamed)": metadata.name: missing', "metadata.name", "a.yaml")
 
 
 def test_snapshot_node_without_a_name_says_missing_metadata_name():
     with pytest.raises(InputError) as err:
-        read_snapshot([{"kind": "Node", "metadata": {}}], ["snap.yaml"], {})
-    assert err.value.path == "metadata.name" and "Node" in str(err.value)
+        drift([], [], [{"apiVersion": "v1", "kind": "Node", "metadata": {}}], snapshot_origins=["snap.yaml"])
+    assert (err.value.path, err.value.origin) == ("metadata.name", "snap.yaml") and "Node" in str(err.value)
 
 
 @pytest.mark.parametrize("kind, api", [("NodePool", "karpenter.sh/v1"), ("EC2NodeClass", "karpenter.k8s.aws/v1")])

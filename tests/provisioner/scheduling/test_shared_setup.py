@@ -76,3 +76,42 @@ def test_full_nodes_are_skipped_without_changing_where_pods_land(monkeypatch):
     monkeypatch.setattr(scheduler_module, "_SKIP_MIN_NODES", 10**9)
     proposed = plan_pools(replace(snap.inputs, pods=pending), pools, notes)
     assert skipped.existing == proposed.existing == {"node-0039": [p.name for p in pending]}
+
+
+def test_full_nodes_are_skipped_without_a_proposal(monkeypatch):
+    """The start-of-run comparison's skip pointers reach Variant.next_alive: of 40 nodes only the
+    one with room is proposed to (the pointers were once built as a dict the skip array ignored)."""
+    from provisioner.scheduling.nodeclaim import ExistingTarget
+    objs = cluster(40, 0.9, 1)
+    for o in objs:  # free the last node
+        if o["kind"] == "Pod" and o["spec"]["nodeName"] == "node-0039":
+            o["spec"]["nodeName"] = "node-0000"
+    snap = load_cluster(objs)
+    pools, notes = nodepool_instance_types(snap.inputs, resolve_catalog(None), "us-east-1",
+                                           ("us-east-1a", "us-east-1b", "us-east-1c"), 0.579)
+    pending = [Pod(f"default/new-{i}", replace(snap.inputs.bound_pods[0].spec)) for i in range(3)]
+    proposed_to = []
+    propose = ExistingTarget.propose
+
+    def recording(self, variant, k, topology):
+        proposed_to.append(self.name)
+        return propose(self, variant, k, topology)
+
+    monkeypatch.setattr(ExistingTarget, "propose", recording)
+    result = plan_pools(replace(snap.inputs, pods=pending), pools, notes)
+    assert result.existing == {"node-0039": [p.name for p in pending]}
+    assert set(proposed_to) == {"node-0039"}
+
+
+@given(st.lists(st.booleans(), max_size=40), st.data())
+def test_skip_runs_lead_next_alive_to_the_first_target_with_room(bad, data):
+    """Variant.next_alive over skip_runs' pointers answers the first index at or after i outside
+    every run of full targets, however the runs lie."""
+    import numpy as np
+
+    from provisioner.scheduling.preferences import Variant, skip_runs
+    edges = np.diff(np.concatenate(([0], np.asarray(bad, dtype=np.int8), [0])))
+    variant = Variant.__new__(Variant)
+    variant.dead = skip_runs(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist())
+    for i in data.draw(st.lists(st.integers(0, len(bad) + 2), max_size=10)):
+        assert variant.next_alive(i) == next((j for j in range(i, len(bad)) if not bad[j]), max(i, len(bad)))

@@ -10,13 +10,18 @@ ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
 ANY = Requirement(ZONE, True)
 
 
-def spread_group(counts: dict, max_skew=1, min_domains=None, key=ZONE, node_filter=None) -> TopologyGroup:
-    group = TopologyGroup(SPREAD, key, None, None, max_skew=max_skew, min_domains=min_domains, node_filter=node_filter)
+def counted(group: TopologyGroup, counts: dict) -> TopologyGroup:
+    """`group` with every domain of `counts` registered and its count of pods recorded."""
     for domain, count in counts.items():
         group.register(domain)
         if count:
             group.record(domain, count)
     return group
+
+
+def spread_group(counts: dict, max_skew=1, min_domains=None, key=ZONE, node_filter=None) -> TopologyGroup:
+    return counted(TopologyGroup(SPREAD, key, None, None, max_skew=max_skew, min_domains=min_domains,
+                                 node_filter=node_filter), counts)
 
 
 def test_record_adds_n_and_counts_nonempty_domains_once():
@@ -94,12 +99,7 @@ def test_topology_record_skips_nodes_the_spread_node_filter_excludes():
 def affinity_group(counts: dict, key=ZONE, kind=None) -> TopologyGroup:
     from provisioner.scheduling.topology import AFFINITY
 
-    group = TopologyGroup(kind or AFFINITY, key, None, None)
-    for domain, count in counts.items():
-        group.register(domain)
-        if count:
-            group.record(domain, count)
-    return group
+    return counted(TopologyGroup(kind or AFFINITY, key, None, None), counts)
 
 
 def test_affinity_goes_where_matching_pods_are_and_the_node_allows():
