@@ -57,6 +57,8 @@ class Limits:
 
     def blocking(self, pod: PodInfo, fully: bool = False) -> list[Pdb]:
         """The PDBs that stop this pod's eviction (isEvictable); [] when it can be evicted."""
+        if not self.pdbs:  # nothing can block it (the common case in a pass's every pod check)
+            return []
         if not is_evictable(pod):
             return []
         matching = self._matching(pod)

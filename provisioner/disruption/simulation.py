@@ -43,6 +43,7 @@ class Simulator:
         self.initialized = {n.name for n in snap.nodes
                             if n.claim is None or n.labels.get(L.INITIALIZED) == "true"}
         self._copies: dict = {}
+        self._reschedulable: dict = {}  # node name -> its currently reschedulable pod models
         self.under_consolidate_after = self._under_consolidate_after(snap)
         # The cluster without the nodes being deleted, prepared for the scheduler once: each run
         # only leaves its candidates out (what plan_pools would do on inputs without them).
@@ -61,18 +62,31 @@ class Simulator:
         kept off the nodes in `avoid`."""
         out = []
         for name in sorted(node_names):
+            for model in self.reschedulable(name):
+                out.append(Pod(model.name, self._avoiding(model.spec, avoid)))
+        return out
+
+    def reschedulable(self, name: str) -> list:
+        """The models of a node's currently reschedulable pods, in pod order; once per pass (the
+        PDBs' limits do not change while a pass simulates)."""
+        found = self._reschedulable.get(name)
+        if found is None:
+            found = []
             for info in self.info_by_node.get(name, []):
                 model = self.models.get(info.name)
                 if model is not None and self.limits.is_currently_reschedulable(info):
-                    out.append(Pod(model.name, self._avoiding(model.spec, avoid)))
-        return out
+                    found.append(model)
+            self._reschedulable[name] = found
+        return found
 
     def _avoiding(self, spec, hostnames: frozenset):
         """`spec` with a required node affinity excluding these hostnames (one copy per spec, so
         replicas stay grouped)."""
         if not hostnames:
             return spec
-        key = (id(spec), hostnames)
+        # Specs of equal canonical content (PodSpec.key) are one signature to the scheduler, so
+        # they share one copy; a spec with volume topology is keyed by itself.
+        key = (spec.key if spec.key and not spec.volume_alternatives else id(spec), hostnames)
         if key not in self._copies:
             away = Requirement.of(L.HOSTNAME, "NotIn", sorted(hostnames))
             terms = spec.required_terms or (Requirements(),)

@@ -105,6 +105,7 @@ class PassCache:
 
     def __init__(self, skip: bool = True):
         self.pods: dict = {}  # pod name -> (object without nodeName, Pod, PodInfo, pending reason)
+        self.sources: dict = {}  # pod name -> the SimPod fields its cached object was made from
         self.skip = skip
         self.quiet = None  # the inputs of the last pass that found nothing
         self.passes = 0  # passes that ran the disruption API
@@ -186,18 +187,26 @@ def _pod_entries(cluster, objects: list, cache: PassCache | None) -> list | None
             or any(isinstance(o, dict) and o.get("kind") in ("Namespace", "List", "Pod") for o in objects)):
         return None
     entries = []
+    sources = cache.sources
     for pod in cluster.pods.values():
-        base = _pod_object(pod, None)
         entry = cache.pods.get(pod.name)
-        if entry is None or entry[0] != base:
-            entry = _read_pod(base)
-            cache.pods[pod.name] = entry
+        source = sources.get(pod.name)
+        # The object is made of these fields only, never changed in place (a pod is replaced):
+        # while they are the same objects, so is the pod's object, and building it again is skipped.
+        if (entry is None or source is None or source[0] is not pod.labels or source[1] is not pod.annotations
+                or source[2] is not pod.raw_spec or source[3] != pod.owner or source[4] != pod.daemon):
+            base = _pod_object(pod, None)
+            if entry is None or entry[0] != base:
+                entry = _read_pod(base)
+                cache.pods[pod.name] = entry
+            sources[pod.name] = (pod.labels, pod.annotations, pod.raw_spec, pod.owner, pod.daemon)
         if entry[1] is None:
             return None
         entries.append((entry, pod.node))
     if len(cache.pods) > 2 * len(cluster.pods) + 1000:  # forget pods long gone
         for name in [n for n in cache.pods if n not in cluster.pods]:
             del cache.pods[name]
+            cache.sources.pop(name, None)
     return entries
 
 

@@ -19,7 +19,6 @@ from kubefacts import labels as L
 from .daemons import overhead_for_node
 from .nodeclaim import ExistingTarget, hostname_requirement
 from .requirements import Requirements
-from .resources import add
 from .taints import HostPort, Taint
 
 if TYPE_CHECKING:  # provisioner.models imports this package at runtime
@@ -37,7 +36,7 @@ class PreparedNode:
     once built: targets made from it share its requirement objects and remaining vector (both
     are replaced, never changed in place, when a pod lands)."""
     __slots__ = ("node", "bound", "requirements", "label_requirements", "available", "schedulable", "ports",
-                 "specs", "anti", "positions", "sort_key", "_vector")
+                 "specs", "anti", "positions", "sort_key", "_vector", "volumes")
     node: ExistingNode
     bound: list[Pod]
     requirements: Requirements
@@ -50,6 +49,7 @@ class PreparedNode:
     positions: list[int]
     sort_key: tuple[bool, str]
     _vector: tuple[tuple[str, ...] | None, list[int]]  # (dims, remaining per dim); dims None: not yet built
+    volumes: dict[str, frozenset[str]]
 
     def __init__(self, node: ExistingNode, bound: Iterable[Pod], daemonsets: Sequence[DaemonSet],
                  positions: Iterable[int] | None = None) -> None:
@@ -59,15 +59,23 @@ class PreparedNode:
         used: dict[str, int] = {}
         daemon_used: dict[str, int] = {}
         ports: list[HostPort] = []
-        for pod in self.bound:
-            used = add(used, pod.spec.requests)
-            ports.extend(pod.spec.host_ports)
+        volumes: dict[str, set[str]] = {}
+        for pod in self.bound:  # summed in place: a node holds hundreds of pods, and this runs per pass
+            requests = pod.spec.requests
+            for k, v in requests.items():
+                used[k] = used.get(k, 0) + v
+            if pod.spec.host_ports:
+                ports.extend(pod.spec.host_ports)
+            for driver, claim in pod.volumes:
+                volumes.setdefault(driver, set()).add(claim)
             if pod.daemon:
-                daemon_used = add(daemon_used, pod.spec.requests)
+                for k, v in requests.items():
+                    daemon_used[k] = daemon_used.get(k, 0) + v
         daemon_left, daemon_ports = overhead_for_node(daemonsets, node.labels, node.taints, daemon_used)
         self.available = {k: v - used.get(k, 0) - daemon_left.get(k, 0) for k, v in node.allocatable.items()}
         self.schedulable = all(v >= 0 for v in self.available.values())
         self.ports = tuple(ports) + tuple(daemon_ports)
+        self.volumes = {driver: frozenset(claims) for driver, claims in volumes.items()}  # CSI driver -> claims attached
         self.label_requirements = Requirements.from_labels(node.labels)
         reqs = self.label_requirements.copy()
         reqs.add(hostname_requirement(node.labels[L.HOSTNAME]))
@@ -97,9 +105,8 @@ class PreparedNode:
         node = self.node
         target = ExistingTarget(node, self.requirements, self.remaining(dims), self.schedulable, self.ports, index)
         target.volume_limits = dict(getattr(node, "volume_limits", None) or {})
-        for pod in self.bound:
-            for driver, claim in pod.volumes:
-                target.volume_usage.setdefault(driver, set()).add(claim)
+        for driver, claims in self.volumes.items():  # the target adds the claims of pods it takes
+            target.volume_usage[driver] = set(claims)
         return target
 
 

@@ -10,7 +10,7 @@ placement would put on the same target), which yields the same plan as one-by-on
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -86,11 +86,10 @@ class Scheduler:
             else:
                 self.notes.append(f'nodepool "{np_.name}": {tpl.skip_reason}')
         self.tolerate_prefer_no_schedule = any(t.effect == PREFER_NO_SCHEDULE for np_, _ in ordered for t in np_.taints)
-        self._universe_cache: dict[str, DomainTaints] = {}
         # (topology version, namespace, labels) -> (counting, inverse) groups
         self._selecting: dict[tuple[int, str, tuple[tuple[str, str], ...]],
                               tuple[list[TopologyGroup], list[TopologyGroup]]] = {}
-        self.topology = Topology(self._universe)
+        self.topology = Topology(_universe_lookup(self.nodepools, self.shared))
         self.targets: list[ExistingTarget | None] = []  # the existing nodes' targets, None until proposed to
         self.claims: list[NodeClaim] = []  # the new NodeClaims, their target indices from n_existing on
         self.remaining: dict[str, _Limits] = {t.name: dict(t.limits) for t in self.templates if t.limits}
@@ -114,12 +113,6 @@ class Scheduler:
         bad = ~(schedulable & (remaining >= np.asarray(request)).all(axis=1))
         edges = np.diff(np.concatenate(([0], bad.astype(np.int8), [0])))
         return skip_runs(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist())
-
-    def _universe(self, key: str) -> DomainTaints:
-        if key not in self._universe_cache:
-            self._universe_cache[key] = (self.shared.universe(self.nodepools, key) if self.shared is not None
-                                         else domain_universe(self.nodepools, key))
-        return self._universe_cache[key]
 
     def _setup_existing(self) -> None:
         existing = self.existing
@@ -444,7 +437,24 @@ class Scheduler:
             runs = failed
         existing = [self._target(i) for i in sorted(self.made)]  # the others took no pod
         targets: list[_Target] = [*existing, *self.claims]
-        return build_results(targets, pods, errors)
+        results = build_results(targets, pods, errors)
+        for sig in signatures.values():  # a variant refers to its signature: break the cycle, so the
+            sig.variants, sig.alternatives = [], []  # run's objects are freed without the collector
+        return results
+
+
+def _universe_lookup(nodepools: Sequence[tuple[NodePool, Sequence[InstanceType]]],
+                     shared: SharedSetup | None) -> Callable[[str], DomainTaints]:
+    """The topology's domain universe per key, cached for one run. A closure rather than a bound
+    method of the Scheduler, so the Topology does not refer back to it: a reference cycle would
+    leave every run's objects to the garbage collector instead of freeing them at once."""
+    cache: dict[str, DomainTaints] = {}
+
+    def universe(key: str) -> DomainTaints:
+        if key not in cache:
+            cache[key] = shared.universe(nodepools, key) if shared is not None else domain_universe(nodepools, key)
+        return cache[key]
+    return universe
 
 
 def _canonical(reqs: Requirements) -> tuple[tuple[str, Any], ...]:
