@@ -225,20 +225,26 @@ class Scheduler:
         targets, topology, n_existing = self.targets, self.topology, self.n_existing
         i = variant.next_alive(0)
         while i < n_existing:
-            target = targets[i]
-            if target is None:
-                target = self._target(i)
-            proposal = target.propose(variant, k, topology)
-            if proposal.n:
-                return target, proposal, None, variant
-            if proposal.permanent:
-                variant.kill(i)
+            placed = self._propose_existing(targets[i] or self._target(i), variant, k, topology)
+            if placed is not None:
+                return placed
             i = variant.next_alive(i + 1)
         if self.inflight.claims:
             found = self.inflight.add(variant, k, topology)
             if found is not None:
                 return found[0], found[1], None, variant
         return self._new_nodeclaim([variant], k)
+
+    @staticmethod
+    def _propose_existing(target: ExistingTarget, variant: Variant, k: int, topology: Topology) -> _Placed | None:
+        """Propose the variant's pods to an existing node: placed, or None (the node is dropped
+        for this variant when its refusal is final)."""
+        proposal = target.propose(variant, k, topology)
+        if proposal.n:
+            return target, proposal, None, variant
+        if proposal.permanent:
+            variant.kill(target.index)
+        return None
 
     def _add_alternatives(self, alternatives: list[Variant], k: int) -> _Placed:
         """`add` for a pod whose volumes give several topology alternatives: every target in the
@@ -249,12 +255,9 @@ class Scheduler:
             for variant in alternatives:
                 if variant.next_alive(i) != i:
                     continue
-                target = self._target(i)
-                proposal = target.propose(variant, k, topology)
-                if proposal.n:
-                    return target, proposal, None, variant
-                if proposal.permanent:
-                    variant.kill(i)
+                placed = self._propose_existing(self._target(i), variant, k, topology)
+                if placed is not None:
+                    return placed
         for claim in self.inflight.in_order():
             for variant in alternatives:
                 proposal = claim.propose(variant, k, topology)
