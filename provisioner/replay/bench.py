@@ -15,6 +15,11 @@ import subprocess
 import sys
 import time
 
+from . import cluster as replay_cluster
+from . import disruption as replay_disruption
+from ..disruption import controller as disruption_controller
+from ..disruption import pass_state, simulation
+from . import engine
 from .engine import Options, replay
 from .sources import synthetic
 from .trace import parse_trace
@@ -44,6 +49,34 @@ def trace_for(pods: int, days: float, job_runs: int, seed: int = 0) -> dict:
     return synthetic(days=days, services=20, pods=pods, cronjobs=1, burst_jobs=burst_jobs, seed=seed)
 
 
+# What --split times: (owner, function name, label), outermost first.
+SPLIT = [(engine, "disruption_pass", "disruption passes, whole"),
+         (replay_disruption, "_pass_api", "  the disruption API (the rest: the replay's state as objects)"),
+         (pass_state.PassState, "__init__", "    its set-up: candidates, nodes prepared"),
+         (disruption_controller, "run_pass", "    the methods"),
+         (simulation.Simulator, "run", "      their scheduling simulations"),
+         (replay_cluster.Cluster, "kube_schedule", "the kube-scheduler's binding"),
+         (replay_cluster.Cluster, "provision", "provisioning (batches)")]
+
+
+def split_timers() -> dict:
+    """Wrap the parts of a replay named in SPLIT with CPU timers: label -> [seconds, calls]."""
+    totals: dict = {}
+    for owner, name, label in SPLIT:
+        inner = getattr(owner, name)
+        totals[label] = [0.0, 0]
+
+        def timed(*args, _inner=inner, _cell=totals[label], **kwargs):
+            start = time.process_time()
+            try:
+                return _inner(*args, **kwargs)
+            finally:
+                _cell[0] += time.process_time() - start
+                _cell[1] += 1
+        setattr(owner, name, timed)
+    return totals
+
+
 def measure(pods: int, days: float, job_runs: int) -> dict:
     doc = trace_for(pods, days, job_runs)
     trace = parse_trace(doc, "bench")
@@ -65,6 +98,8 @@ def main(argv=None) -> int:
     parser.add_argument("--job-runs", type=int, default=None, help="default: 1000 per 7 days, pro rata")
     parser.add_argument("--series", action="store_true", help="run the grid of sizes, one process each")
     parser.add_argument("--json", action="store_true", help="print one JSON line (used by --series)")
+    parser.add_argument("--split", action="store_true",
+                        help="also print the CPU seconds of the replay's parts (timers, no profiler)")
     args = parser.parse_args(argv)
     if args.series:
         print(f"{'pods':>5} {'days':>5} {'jobs':>5} {'events':>7} {'wall_s':>7} {'cpu_s':>7} {'peak_MiB':>8} "
@@ -77,7 +112,10 @@ def main(argv=None) -> int:
                   f"{r['peak_mib']:>8} {r['x_real_time']:>7} {r['nodes_launched']:>8} {r['disruptions']:>7}")
         return 0
     job_runs = args.job_runs if args.job_runs is not None else int(round(1000 * args.days / 7))
+    totals = split_timers() if args.split else None
     r = measure(args.pods, args.days, job_runs)
+    if totals is not None:
+        r["split_cpu_s"] = {label.strip(): round(t, 2) for label, (t, _) in totals.items()}
     print(json.dumps(r) if args.json else "\n".join(f"{k}: {v}" for k, v in r.items()))
     return 0
 
