@@ -115,7 +115,7 @@ class Cluster:
         if not pending:
             return []
         ready = [n for n in self.nodes.values() if n.ready and not n.deleting and not n.disrupting]
-        if not ready:
+        if not ready or not self._some_fit(pending, ready):
             return []
         result = self._schedule(pending, ready, [])
         bound = []
@@ -123,6 +123,29 @@ class Cluster:
             for name in names:
                 bound.append(self.bind(self.pods[name], node, now))
         return bound
+
+    def _some_fit(self, pending, nodes) -> bool:
+        """Whether some pending pod's requests fit what some node's allocatable has left after its
+        pods' requests: the kube-scheduler's NodeResourcesFit, which the full scheduling run also
+        applies (with DaemonSet overhead and nominated pods besides, which only take more), so when
+        nothing fits here that run would bind nothing. Most runs while pods wait for new nodes are
+        of that kind."""
+        free = []
+        for node in nodes:
+            left = dict(node.allocatable)
+            for name in node.pods:
+                for key, value in self.pods[name].spec.requests.items():
+                    left[key] = left.get(key, 0) - value
+            free.append(left)
+        seen: set = set()
+        for pod in pending:
+            requests = pod.spec.requests
+            if id(requests) in seen:
+                continue
+            seen.add(id(requests))
+            if any(all(value <= left.get(key, 0) for key, value in requests.items()) for left in free):
+                return True
+        return False
 
     def provision(self, now: float, startup: float, name_node) -> list:
         """Karpenter's provisioning pass: nominate pending pods to in-flight capacity, launch
