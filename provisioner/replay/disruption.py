@@ -106,6 +106,7 @@ class PassCache:
     def __init__(self, skip: bool = True):
         self.pods: dict = {}  # pod name -> (object without nodeName, Pod, PodInfo, pending reason)
         self.sources: dict = {}  # pod name -> the SimPod fields its cached object was made from
+        self.bound: dict = {}  # pod name -> (its read, node, Pod model, PodInfo) as the last pass had them
         self.skip = skip
         self.quiet = None  # the inputs of the last pass that found nothing
         self.passes = 0  # passes that ran the disruption API
@@ -132,7 +133,7 @@ def disruption_pass(cluster, pools: dict, pdbs: list, drifted: set, now_s: float
         if key is not None and key == cache.quiet:
             cache.skipped += 1
             return None
-        state = _assemble(load_cluster(objects + rest, judged=True), entries)
+        state = _assemble(load_cluster(objects + rest, judged=True), entries, cache.bound)
     result = _pass_api(state, catalog, wall, region=region, zones=tuple(zones), spot_discount=spot_discount,
                        spot_to_spot=spot_to_spot)
     if cache is not None:
@@ -207,28 +208,37 @@ def _pod_entries(cluster, objects: list, cache: PassCache | None) -> list | None
         for name in [n for n in cache.pods if n not in cluster.pods]:
             del cache.pods[name]
             cache.sources.pop(name, None)
+            cache.bound.pop(name, None)
     return entries
 
 
-def _assemble(state, entries: list):
+def _assemble(state, entries: list, bound: dict | None = None):
     """The state.Cluster load_cluster reads from the objects and the pods' objects, from its read
     of the objects without pods and the pods' cached reads, in load_objects' order (each pod in
-    object order, then the warnings for pods on missing nodes)."""
+    object order, then the warnings for pods on missing nodes). `bound`: the copies made for the
+    last pass, per pod name, reused while the pod's read and node are the same (nothing in a pass
+    changes a pod's models)."""
     inputs = state.inputs
     node_names = {n.name for n in inputs.nodes}
     by_name = {n.name: n for n in state.nodes}
     missing = []
-    for (_, model, info, reason), node in entries:
+    for entry, node in entries:
+        _, model, info, reason = entry
+        made = bound.get(model.name) if bound is not None else None
+        if made is None or made[0] is not entry or made[1] != node:
+            made = (entry, node, _copy(model, node or None), _copy(info, node or None))
+            if bound is not None:
+                bound[model.name] = made
         if node:
             if node in node_names:
-                inputs.bound_pods.append(_copy(model, node))
+                inputs.bound_pods.append(made[2])
             else:
                 missing.append(f"pod {model.name} is bound to node {node}, which is not in the input; ignored")
         elif reason is not None:
             inputs.ignored.append((model.name, reason))
         else:
-            inputs.pods.append(_copy(model, None))
-        info = _copy(info, node or None)
+            inputs.pods.append(made[2])
+        info = made[3]
         state.pods.append(info)
         if info.node_name and info.node_name in by_name:
             by_name[info.node_name].pods.append(info)

@@ -238,6 +238,11 @@ class Replay:
     def _new_pod(self, w: Workload, now: float) -> SimPod:
         name = f"{w.namespace}/{w.name}" if w.kind == "Pod" else f"{w.namespace}/{w.name}-{w.created}"
         w.created += 1
+        taken = self.cluster.pods.get(name)
+        if taken is not None and taken.workload != w.key:
+            # Another workload's pod has the name (a Job and a Deployment named alike): Kubernetes
+            # gives each controller's pods names of their own, so this one gets a fresh one.
+            name = self.cluster.fresh_name(name)
         pod = SimPod(name, w.spec, w.key, dict(w.labels), dict(w.annotations), w.owner, now, run_for=w.run_for,
                      raw_spec=w.raw_spec)
         w.pods.append(pod)

@@ -5,7 +5,7 @@ on state changes, pkg/controllers/disruption/controller.go; scheduled budgets pe
 Budget.IsActive, pkg/apis/v1/nodepool.go)."""
 from datetime import timedelta
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from provisioner.errors import InputError
 from provisioner.replay.disruption import PassCache, disruption_pass
@@ -36,6 +36,37 @@ def _run(objects, trace, cache):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(POOLS, EVENTS)
+@example(
+    objects=[{'apiVersion': 'karpenter.k8s.aws/v1',
+      'kind': 'EC2NodeClass',
+      'metadata': {'name': 'default'},
+      'spec': {'amiSelectorTerms': [{'alias': 'al2023@latest'}],
+       'subnetSelectorTerms': [{'tags': {'karpenter.sh/discovery': 'test'}}],
+       'securityGroupSelectorTerms': [{'tags': {'karpenter.sh/discovery': 'test'}}],
+       'role': 'KarpenterNodeRole-test'}},
+     {'apiVersion': 'karpenter.sh/v1',
+      'kind': 'NodePool',
+      'metadata': {'name': 'default'},
+      'spec': {'template': {'metadata': {'labels': {}},
+        'spec': {'nodeClassRef': {'group': 'karpenter.k8s.aws',
+          'kind': 'EC2NodeClass',
+          'name': 'default'},
+         'requirements': [{'key': 'karpenter.sh/capacity-type',
+           'operator': 'In',
+           'values': ['on-demand']},
+          {'key': 'karpenter.k8s.aws/instance-family',
+           'operator': 'In',
+           'values': ['m5']}]}},
+       'disruption': {'consolidationPolicy': 'WhenEmptyOrUnderutilized',
+        'consolidateAfter': '30s'}}}],
+    items=[('deploy', 'web', 0, 0, 1),
+     ('deploy', 'web', 0, 0, 1),
+     ('deploy', 'web', 0, 0, 1),
+     ('deploy', 'api', 3, 44, 1),
+     ('job', 'api', 0, 62, 1),
+     ('job', 'api', 1, 0, 1),
+     ('cron', 'web', 0, 0, 1)],
+)
 def test_pass_cache_gives_the_same_replay_as_reading_every_pass_afresh(objects, items):
     items = sorted(items, key=lambda i: i[3])
     trace = parse_trace({"events": [random_event(*i) for i in items]}, "t.yaml")
