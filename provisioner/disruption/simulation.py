@@ -44,6 +44,7 @@ class Simulator:
                             if n.claim is None or n.labels.get(L.INITIALIZED) == "true"}
         self._copies: dict = {}
         self._reschedulable: dict = {}  # node name -> its currently reschedulable pod models
+        self._unbound: dict = {}  # (node name, avoided hostnames) -> those pods unbound, for a simulation
         self.under_consolidate_after = self._under_consolidate_after(snap)
         # The cluster without the nodes being deleted, prepared for the scheduler once: each run
         # only leaves its candidates out (what plan_pools would do on inputs without them).
@@ -62,8 +63,11 @@ class Simulator:
         kept off the nodes in `avoid`."""
         out = []
         for name in sorted(node_names):
-            for model in self.reschedulable(name):
-                out.append(Pod(model.name, self._avoiding(model.spec, avoid)))
+            key = (name, avoid)
+            pods = self._unbound.get(key)
+            if pods is None:  # the same Pods serve every simulation of the pass (none changes them)
+                pods = self._unbound[key] = [Pod(m.name, self._avoiding(m.spec, avoid)) for m in self.reschedulable(name)]
+            out.extend(pods)
         return out
 
     def reschedulable(self, name: str) -> list:
