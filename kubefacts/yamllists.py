@@ -17,6 +17,13 @@ this gives up and the readers decide as before (slower, never differently):
 - nothing the checked walk refuses sooner can sit before the item too many: no tag (`!`), alias
   (`*`), explicit or collection key (`?`, `]:`, `}:`), line break other than a line feed, and each
   item has too few events to nest past the depth limit or hold a list or mapping over the limits.
+- nothing the scanner reads before the item too many's event lies past the proved items: libyaml
+  reads on from a token that could be a simple key (the list's `[`, or an enclosing `[`/`{` or `- [`
+  on its line: `[a, b]: c`) until the key is resolved, the line ends or 1,024 characters pass, so
+  `[{a: 1}, {a: 1}, {a: 1}, |]` is a syntax error at `|` before it is a list of more than 2 items.
+  The items before the item too many end with commas (which settle their own keys), so only an item
+  too many on a later line than the list's start, or more than 1,024 characters after it, is refused
+  here (every one-line list of 100,000 items is: each item takes at least 2 characters).
 
 The refusal then says what the checked walk says at that item: same line, column, path and words.
 
@@ -57,6 +64,9 @@ _REFUSED_SOONER = ("!", "*", "?", "\r", "\x85", "\u2028", "\u2029", "\ufeff", "]
 _COLLECTION_KEY = re.compile(r"[\]}][ \t]+:")  # `[a] : b`; `[a]: b` is in _REFUSED_SOONER
 _NOT_AN_ITEM_START = frozenset("\n\t#,]}:?!*%@`")  # a comment, an indicator, or an error at the item
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
+# How far libyaml's scanner reads on from a token that could still be a simple key (`[a, b]: c`)
+# on the same line before giving the key up (yaml_parser_stale_simple_keys, scanner.c).
+_SIMPLE_KEY_REACH = 1024
 _json_scan: Any = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the decoder's C scanner: one value at an offset
 
 
@@ -269,6 +279,9 @@ def _prove(text: str, display: str, limits: Limits, items: list[int], start: int
         return
     if text[start] in _NOT_AN_ITEM_START:
         return
+    line, column = _mark(text, start)  # on the line of the item too many: only its `- ` or indent before
+    if line == list_mark[0] and column - list_mark[1] <= _SIMPLE_KEY_REACH + 1:
+        return  # the scanner may still be reading on from the list's start, past the proved items
     try:
         found = walk_events(text[:items[1]], display, limits, find_list=list_mark)
     except (UnsafeInput, yaml.YAMLError):
@@ -296,6 +309,5 @@ def _prove(text: str, display: str, limits: Limits, items: list[int], start: int
         return
     if nodes_left < 0:
         return
-    line, column = _mark(text, start)  # on the line of the item too many: only its `- ` or indent before
     raise UnsafeInput(f"a list of more than {most:,} items; refused", origin=display, line=line + 1,
                       column=column + 1, path=f"{parent_path}[{most}]")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from kubefacts import yamlread as safeyaml
 from kubefacts.yamllists import refuse_long_list
@@ -191,11 +191,61 @@ ONE_LINE_ITEMS = ("{a: 1}", "[x, y]", "{name: p1, spec: {x: [1, 2]}}", "'}, {'",
                   "'a", '"a', "%x", "a #b", "a: [b", "c]", "{a: b", "c}", "!!str", "? x: y", "a\tb", "- [x]")
 
 
+# What may follow the list on its line or the next: libyaml reads on from the list's `[` (a possible
+# key) to the end of its line before the list's first event, so an error there is reported first.
+ONE_LINE_TAILS = ("",) * 4 + (" @", ": b", " : b", "\n@", "\n- x", " # c", "\n---\n@")
+# A first item longer than that reach: libyaml has given the `[` up by the item too many, so the
+# pre-pass can refuse (and so be checked) before what follows is read.
+_FAR = "{b: '" + "x" * 1100 + "'}, "
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(("{a: 1}", "[x]", "b") * 3 + ONE_LINE_ITEMS), min_size=1, max_size=12),
-       st.sampled_from(("", "items: ", "spec: {list: ", "- ")), st.sampled_from((", ", ",")), LIMITS)
+       st.sampled_from(("", "items: ", "spec: {list: ", "- ", "x: 1\n---\n")), st.sampled_from((", ", ",")),
+       LIMITS, st.sampled_from(ONE_LINE_TAILS), st.sampled_from(("", "", _FAR)))
+@example(["{a: 1}", "{a: 1}", "{a: 1}", "|"], "", ", ", Limits(max_items=2), "", "")  # `|` is read before item [2]
+@example(["[{a: 1}", "{a: 1}", "{a: 1}", "|]"], "", ", ", Limits(max_items=2), "", "")  # the inner list of a nested one
+@example(["{a: 1}", "{a: 1}", "{a: 1}", "|"], "- ", ", ", Limits(max_items=2), "", "")  # a list in a block list
+@example(["{a: 1}", "{a: 1}", "{a: 1}", "|"], "x: 1\n---\n", ", ", Limits(max_items=2), "", "")  # a later document
+@example(["{a: 1}", "{a: 1}", "{a: 1}", "{a: 1}"], "", ", ", Limits(max_items=2), ": b", "")  # the list is a key
+@example(["{a: 1}", "{a: 1}", "{a: 1}", "{a: 1}"], "", ", ", Limits(max_items=2), " @", "")  # an error after `]`
+@example(["{a: 1}", "{a: 1}", "{a: 1}", "{a: 1}"], "", ", ", Limits(max_items=2), "\n@", "")  # ... on the next line
+@example(["{a: 1}", "{a: 1}", "{a: 1}", "|"], "", ", ", Limits(max_items=2), "", _FAR)  # the `[` given up: refused
 @pytest.mark.slow
 def test_prepass_on_one_line_flow_lists_refuses_only_what_the_checked_reader_refuses_in_its_words(
-        items, head, comma, limits):
-    text = head + "[" + comma.join(items) + "]" + ("}" if head.startswith("spec") else "") + "\n"
+        items, head, comma, limits, tail, lead):
+    text = head + "[" + lead + comma.join(items) + "]" + ("}" if head.startswith("spec") else "") + tail + "\n"
     _assert_same_refusal(text, "x.yaml", limits)
+
+
+@pytest.mark.parametrize("text,refused", [
+    ("[{a: 1}, {a: 1}, {a: 1}, |]\n", "1:26: malformed YAML: found character that cannot start any token"),
+    ("[[{a: 1}, {a: 1}, {a: 1}, |]]\n", "1:27: malformed YAML: found character"),
+    ("x: 1\n---\n- [{a: 1}, {a: 1}, {a: 1}, |]\n", "3:28: malformed YAML: found character"),
+    ("[{a: 1}, {a: 1}, {a: 1}, {a: 1}]: b\n", "1:1: a key must be a string, not a mapping or list"),
+    ("[{a: 1}, {a: 1}, {a: 1}, {a: 1}]\n@\n", "2:1: malformed YAML: found character"),
+    ('{"items": [{"a":1},{"a":1},{"a":1},{"a":1}], @}\n', "1:46: malformed YAML: found character"),
+    ('{"items": [{"a":1},{"a":1},{"a":1},{"a":1}]}: b\n', "1:1: a key must be a string, not a mapping or list"),
+])
+def test_an_error_the_scanner_reads_before_the_item_too_many_is_the_one_reported(text, refused):
+    """libyaml reads on from a possible simple key (`[a, b]: c`) to the end of its line, at most 1,024
+    characters (yaml_parser_stale_simple_keys, libyaml src/scanner.c), before it gives the list's
+    first event; the pre-pass refuses only what the checked reader refuses, in its words."""
+    limits = Limits(max_items=2)
+    _assert_same_refusal(text, "x.yaml", limits)
+    assert str(pytest.raises(UnsafeInput, load_documents, text, "x.yaml", limits).value).startswith(f"x.yaml:{refused}")
+
+
+@pytest.mark.parametrize("text,where", [
+    # Past 1,024 characters from the list's `[` the scanner has given its key up: the item too many comes first.
+    ("[" + _FAR + "{a: 1}, {a: 1}, {a: 1}, |]\n", "1:1119: [2]"),
+    ("[" + _FAR + "{a: 1}, {a: 1}, {a: 1}, {a: 1}]: b\n", "1:1119: [2]"),
+    ('{"items": [' + _FAR.replace("b", '"b"').replace(" ", "") + '{"a":1},{"a":1},{"a":1}], @}\n', "1:1129: items[2]"),
+    # An item too many on a later line than the list's `[`: the key was given up at the line's end.
+    ("[{a: 1}, {a: 1},\n {a: 1}, |]\n", "2:2: [2]"),
+])
+def test_an_item_too_many_past_the_scanners_reach_is_refused_by_the_prepass(text, where):
+    limits = Limits(max_items=2)
+    expected = str(pytest.raises(UnsafeInput, _load_checked, text, "x.yaml", limits).value)
+    assert str(pytest.raises(UnsafeInput, refuse_long_list, text, "x.yaml", limits).value) == expected
+    assert expected == f"x.yaml:{where}: a list of more than 2 items; refused"
