@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 from kubefacts import labels as L
 from ..state.cluster import Cluster as Snapshot
-from ..state.objects import DO_NOT_DISRUPT, POD_DELETION_COST, PodInfo
+from ..state.objects import DO_NOT_DISRUPT, POD_DELETION_COST, NodeClaimInfo, PodInfo
 from ..state.statenode import StateNode
 from .pdb import Limits, do_not_disrupt, is_active, is_reschedulable, owned_by_daemonset
 from .types import PER_NODE_BASE_DISRUPTION_COST, Candidate
@@ -122,7 +123,7 @@ def new_candidate(node: StateNode, snap: Snapshot, limits: Limits, pool_types: d
 def _consolidatable(c: Candidate) -> str | None:
     """The NodeClaim's Consolidatable condition: set once consolidateAfter has passed since the
     last pod event. Read from the snapshot's NodeClaim when present, else assumed true."""
-    claim = c.node.claim
+    claim = cast(NodeClaimInfo, c.node.claim)  # a candidate has one (validate_node)
     if claim.consolidatable is False:
         since = f" at {claim.last_pod_event}" if claim.last_pod_event else ""
         # The condition decides (the controller may lag, or the snapshot be stale): lead with it.

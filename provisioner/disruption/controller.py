@@ -17,8 +17,9 @@ from .drift import Drift
 from .emptiness import Emptiness
 from .multinodeconsolidation import MultiNodeConsolidation
 from .pass_state import PassState
+from .replacement import Replacement
 from .singlenodeconsolidation import SingleNodeConsolidation
-from .types import Command
+from .types import Command, Method
 
 
 @dataclass
@@ -27,7 +28,7 @@ class Action:
     kind: str  # delete | replace
     reason: str  # empty | underutilized
     nodes: list
-    replacement: object | None  # replacement.Replacement
+    replacement: Replacement | None
     savings: float
     method: str  # emptiness | multi-node | single-node
 
@@ -126,10 +127,11 @@ def run_pass(state: PassState, methods) -> Command | None:
     """Reconcile: the first method with a command ends the pass. The later methods' filters
     still run, so every node is told why it stays; a method's eligible count is kept when it was
     reached, or when it counts against the same budgets as the method that acted."""
-    command, acted = None, None
+    command: Command | None = None
+    acted: Method | None = None  # the method that gave `command`
     for method in methods:
         eligible = _eligible(state, method)
-        if command is not None:
+        if acted is not None:
             if method.reason() == acted.reason():
                 state.eligible[method.name] = len(eligible)
             continue

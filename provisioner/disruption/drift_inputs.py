@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import InputError
 from ..loader.fields import Ctx
@@ -252,7 +252,8 @@ def read_nodeclass(obj: Mapping, where: str | None) -> NodeClass:
 def read_manifests(objects: Sequence[Any], origins: Sequence[str] | None = None
                    ) -> tuple[dict[str, NodePool], dict[str, NodeClass]]:
     """NodePools and EC2NodeClasses by name; other kinds (and kind-less documents) are ignored."""
-    readers = {"NodePool": (NODEPOOL_API, read_nodepool), "EC2NodeClass": (NODECLASS_API, read_nodeclass)}
+    readers: dict[str, tuple[str, Callable[[Mapping, str | None], NodePool | NodeClass]]] = {
+        "NodePool": (NODEPOOL_API, read_nodepool), "EC2NodeClass": (NODECLASS_API, read_nodeclass)}
     found: dict[str, dict[str, Any]] = {kind: {} for kind in readers}
     for obj, where in _expand(objects, origins):
         kind = obj.get("kind")

@@ -95,9 +95,11 @@ def price_filter(types, reqs: Requirements, candidate_price: float, all_spot: bo
         return options[:MIN_SPOT_TO_SPOT_TYPES], reqs, None
     options = below(types, reqs, candidate_price)
     if not options:
-        best = types[0] if types else None
-        offer = cheapest(best, reqs) if best is not None else None
-        detail = f": the cheapest type that fits, {best.name}, costs ${offer.price:.4f}/h" if offer else ""
+        detail = ""
+        if types:
+            best = types[0]
+            if offer := cheapest(best, reqs):
+                detail = f": the cheapest type that fits, {best.name}, costs ${offer.price:.4f}/h"
         return [], reqs, (f"no cheaper replacement exists for ${candidate_price:.4f}/h{detail} "
                           "(or it needs more than the remaining nodes can take)")
     ct = reqs.get(L.CAPACITY_TYPE)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from ..scheduling.requirements import Requirements
 from ..state.objects import PoolDisruption
 from ..state.statenode import StateNode
 
@@ -55,7 +56,7 @@ class Command:
     method: str = ""  # the Method's name: emptiness | drift | multi-node | single-node
     reason: str = ""  # empty | drifted | underutilized
     options: list = field(default_factory=list)  # consolidation's priced options (multi-node's same-type filter)
-    requirements: object = None  # ... and the requirements they were priced with
+    requirements: Requirements | None = None  # ... and the requirements they were priced with
 
     @property
     def replacement(self):
