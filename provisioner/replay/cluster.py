@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 
 from kubefacts import labels as L
 from ..api import plan_pools
-from ..models import ExistingNode, Inputs, Pod
+from ..models import ExistingNode, Inputs, Pod, PodSpec
+from ..result import SimulationResult
 from ..scheduling.instance_selection import template_requirements
 from ..scheduling.plan import node_labels
+from .metrics import Disruption
 
 
 @dataclass(eq=False)
@@ -44,7 +46,7 @@ class SimNode:
     grace: float | None = None  # terminationGracePeriod (seconds)
     terminated_at: float | None = None
     annotations: dict = field(default_factory=dict)
-    record: object = None  # the disruption record its drain's evictions count toward
+    record: Disruption | None = None  # the disruption record its drain's evictions count toward
     pods: set = field(default_factory=set)  # names of pods bound to it
 
     @property
@@ -63,7 +65,7 @@ class SimNode:
 @dataclass(eq=False)
 class SimPod:
     name: str  # namespace/name
-    spec: object  # models.PodSpec
+    spec: PodSpec
     workload: tuple | None  # its controller's key
     labels: dict
     annotations: dict
@@ -96,9 +98,9 @@ class Cluster:
     def pool_models(self) -> dict:
         return {p.name: p for p, _ in self.pools}
 
-    def _schedule(self, pending, nodes, pools) -> object:
+    def _schedule(self, pending, nodes, pools) -> SimulationResult:
         names = {n.name for n in nodes}
-        bound = []
+        bound: list[Pod] = []
         for n in nodes:
             bound.extend(self.pods[p].model(n.name) for p in sorted(n.pods))
         nominated = [p.model(p.nominated) for p in self.pods.values()

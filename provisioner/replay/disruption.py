@@ -13,6 +13,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from datetime import datetime, timedelta
 
@@ -27,6 +28,7 @@ from ..loader.fields import Ctx
 from ..loader.pods import MAX_PODS, load_pod
 from ..loader.provisionable import pod_reason
 from ..loader.storage import volume_refs
+from ..state.objects import Pdb
 from ..state.reader import load_cluster, load_pod_info
 
 REASON_DRIFTED = "Drifted"
@@ -42,7 +44,7 @@ class Command:
 @dataclass(frozen=True)
 class PdbSpec:
     """A PodDisruptionBudget's spec; its status is computed from the replayed pods."""
-    pdb: object  # disruption.snapshot.Pdb (selector, namespace, flags)
+    pdb: Pdb  # selector, namespace, flags
     min_available: tuple | None  # ("int", n) | ("str", "50%")
     max_unavailable: tuple | None
     raw: dict | None = None  # the object as given
@@ -107,7 +109,7 @@ class PassCache:
         self.pods: dict = {}  # pod name -> (object without nodeName, Pod, PodInfo, pending reason)
         self.sources: dict = {}  # pod name -> the SimPod fields its cached object was made from
         self.skip = skip
-        self.quiet = None  # the inputs of the last pass that found nothing
+        self.quiet: tuple | None = None  # the inputs of the last pass that found nothing
         self.passes = 0  # passes that ran the disruption API
         self.skipped = 0  # passes skipped as unchanged
 
@@ -267,12 +269,13 @@ def cluster_objects(cluster, pools: dict, pdbs: list, drifted: set, now: float, 
         if n.ready:
             labels[L.INITIALIZED] = "true"
             labels[L.REGISTERED] = "true"
-        node = {"apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": n.name, "labels": labels, "annotations": dict(n.annotations)},
-                "spec": {"providerID": f"replay:///{n.name}",
-                         "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints]},
-                "status": {"allocatable": format_resources(n.allocatable), "capacity": format_resources(n.capacity),
-                           "conditions": [{"type": "Ready", "status": "True" if n.ready else "False"}]}}
+        node: dict[str, Any] = {
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": n.name, "labels": labels, "annotations": dict(n.annotations)},
+            "spec": {"providerID": f"replay:///{n.name}",
+                     "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints]},
+            "status": {"allocatable": format_resources(n.allocatable), "capacity": format_resources(n.capacity),
+                       "conditions": [{"type": "Ready", "status": "True" if n.ready else "False"}]}}
         if n.deleting or n.disrupting:
             node["metadata"]["deletionTimestamp"] = _stamp(wall, 0)
         out.append(node)
@@ -285,10 +288,11 @@ def cluster_objects(cluster, pools: dict, pdbs: list, drifted: set, now: float, 
             conditions.append({"type": "Consolidatable", "status": "True"})
         if n.name in drifted:
             conditions.append({"type": "Drifted", "status": "True", "lastTransitionTime": _stamp(wall, now - n.launched_at)})
-        claim = {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
-                 "metadata": {"name": n.name, "labels": {L.NODEPOOL: n.pool}},
-                 "status": {"nodeName": n.name, "providerID": f"replay:///{n.name}", "conditions": conditions,
-                            "lastPodEventTime": _stamp(wall, now - n.last_pod_event)}}
+        claim: dict[str, Any] = {
+            "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            "metadata": {"name": n.name, "labels": {L.NODEPOOL: n.pool}},
+            "status": {"nodeName": n.name, "providerID": f"replay:///{n.name}", "conditions": conditions,
+                       "lastPodEventTime": _stamp(wall, now - n.last_pod_event)}}
         if n.deleting or n.disrupting:
             claim["metadata"]["deletionTimestamp"] = _stamp(wall, 0)
         out.append(claim)

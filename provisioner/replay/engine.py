@@ -25,6 +25,7 @@ import math
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, cast
 
 from kubefacts import labels as L
 from ..api import nodepool_instance_types, resolve_catalog
@@ -88,7 +89,7 @@ class _Pool:
 class _Waiting:
     replacements: list
     candidates: list
-    record: Disruption = None
+    record: Disruption | None = None
 
 
 def _meta(obj) -> dict:
@@ -123,10 +124,10 @@ class Replay:
         self.new_pending = False
         self.node_seq = 0
         self.passes = 0  # disruption passes run (a pass runs only after a change)
-        self.budget_wake = None
+        self.budget_wake: float | None = None
         self.validating = False
         self.last_mark = 0.0  # when the cluster was last marked unconsolidated
-        self.consolidated_mark = None  # last_mark when a pass last found nothing (lastConsolidationState)
+        self.consolidated_mark: float | None = None  # last_mark when a pass last found nothing (lastConsolidationState)
         self.pass_cache = PassCache()  # what the disruption passes keep between them
         self._load(list(objects), list(origins) if origins else [None] * len(objects))
 
@@ -134,6 +135,7 @@ class Replay:
     def _load(self, objects, origins) -> None:
         snap = load_snapshot(objects, origins)
         inputs = snap.inputs
+        assert inputs is not None  # read with the scheduling models (not facts=True)
         self.karpenter = [(o, origin) for o, origin in zip(objects, origins)
                           if isinstance(o, dict) and o.get("kind") in KARPENTER_KINDS]
         self.pool_specs = dict(snap.pools)
@@ -199,7 +201,7 @@ class Replay:
                                          go_duration(str(grace)) if grace else None)
 
     def _price_lookup(self) -> dict:
-        out = {}
+        out: dict[tuple, float] = {}
         for _, types in self.cluster.pools:
             for it in types:
                 for off in it.offerings:
@@ -285,7 +287,7 @@ class Replay:
     def _next_cron(self, w: Workload, now: float) -> None:
         wall = self.o.start + timedelta(seconds=now)
         limit = self.o.start + timedelta(seconds=self.o.until)
-        fire = w.schedule.next_after(wall, limit)  # robfig Schedule.Next: strictly after
+        fire = cast(Schedule, w.schedule).next_after(wall, limit)  # a CronJob has its schedule  # robfig Schedule.Next: strictly after
         if fire is not None:
             self.clock.at((fire - self.o.start).total_seconds(), CLUSTER, "cron", (w.key, id(w)))
 
@@ -454,7 +456,8 @@ class Replay:
     def _batch(self, now: float) -> None:
         """batcher.go Wait: the window closes at idle or max; then the provisioner schedules."""
         self.batch_check = False
-        close = min(self.batch_last + self.o.batch_idle, self.batch_open + self.o.batch_max)
+        opened = cast(float, self.batch_open)  # a "batch" event is only set while the window is open
+        close = min(self.batch_last + self.o.batch_idle, opened + self.o.batch_max)
         if now + 1e-9 < close:
             self.batch_check = True
             self.clock.at(close, PROVISION, "batch", None)
@@ -624,7 +627,7 @@ class Replay:
             self._reconcile(w, 0.0) if w.kind != "CronJob" else None
         self.schedule_due = True
         self.changed = True
-        handlers = {
+        handlers: dict[str, Callable[[Any, float], None]] = {
             "trace": lambda p, t: self._trace_event(p, t),
             "ready": lambda p, t: self._ready(p, t),
             "done": self._done, "cron": lambda p, t: self._cron(p[0], p[1], t),
@@ -754,7 +757,7 @@ def budget_boundary(pools: dict, start: datetime, now: float, until: float) -> f
     return best
 
 
-def _api(kind: str | None) -> str:
+def _api(kind: str) -> str:
     return {"Job": "batch/v1", "ReplicationController": "v1"}.get(kind, "apps/v1")
 
 

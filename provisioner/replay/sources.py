@@ -19,6 +19,7 @@ import json
 import math
 import random
 from datetime import datetime
+from typing import Any
 
 from ..errors import InputError
 from .workloads import RUN_FOR_ANNOTATION
@@ -57,7 +58,7 @@ def synthetic(days: float = 7, services: int = 8, pods: int = 200, cronjobs: int
     rng = random.Random(seed)
     sizes = [("250m", "512Mi"), ("500m", "1Gi"), ("1", "2Gi"), ("2", "4Gi")]
     hours = int(math.ceil(days * 24))
-    events = []
+    events: list[dict[str, Any]] = []
     plans = []
     for i in range(services):
         cpu, mem = rng.choice(sizes)
@@ -159,7 +160,7 @@ def from_audit_log(files, default_run_for: str = "10m") -> tuple[dict, dict]:
             took = _time(status["completionTime"], "", 0) - _time(status["startTime"], "", 0)
             run_for[(ref.get("namespace") or "default", ref.get("name"))] = _duration(max(took, 1))
     start = records[0][0] if records else 0.0
-    out = []
+    out: list[dict[str, Any]] = []
     for when, _origin, _n, kind, ref, ev in records:
         at = _duration(when - start)
         ns, name, verb, sub = ref.get("namespace") or "default", ref.get("name"), ev.get("verb"), ref.get("subresource")
@@ -195,7 +196,7 @@ def from_audit_log(files, default_run_for: str = "10m") -> tuple[dict, dict]:
             counts["skipped_owned"] += 1  # its CronJob is replayed and creates it
             continue
         clean = _clean({**obj, "metadata": {**(obj.get("metadata") or {}), "name": name, "namespace": ns}}, kind)
-        item = {"at": at, "apply": clean}
+        item: dict[str, Any] = {"at": at, "apply": clean}
         if kind in ("Job", "CronJob"):
             item["runFor"] = run_for.get((ns, name), default_run_for)
         out.append(item)
@@ -203,7 +204,7 @@ def from_audit_log(files, default_run_for: str = "10m") -> tuple[dict, dict]:
     # A delete of an object created before the log began cannot be replayed: drop it.
     known, kept = set(), []
     for item in out:
-        body = item.get("apply") or item.get("scale") or item.get("delete")
+        body = item.get("apply") or item.get("scale") or item["delete"]  # each item is one of the three
         key = (body["kind"], (body.get("metadata") or body).get("namespace", "default"),
                (body.get("metadata") or body).get("name"))
         if "apply" in item:
