@@ -34,8 +34,9 @@ class MultiNodeConsolidation(Consolidation):
             cmd, _ = self.compute(disruptable[:mid + 1])
             valid = False
             if cmd is not None:
-                valid = cmd.replacement is None
-                if not valid:
+                current = cmd.replacement
+                valid = current is None
+                if current is not None:
                     # filterOutSameInstanceType: never relaunch the type of a candidate being replaced
                     reqs = cast(Requirements, cmd.requirements)  # a replace command carries them (Consolidation.compute)
                     ceiling = same_type_ceiling(cmd.options, cmd.candidates)
@@ -43,7 +44,7 @@ class MultiNodeConsolidation(Consolidation):
                     if options:
                         replacement = choose(options, reqs)
                         if replacement is not None:
-                            replacement.nodepool = cmd.replacement.nodepool
+                            replacement.nodepool = current.nodepool
                         cmd.replacements = [replacement] if replacement is not None else []
                         valid = replacement is not None
                 if valid and not self.approve(cmd)[0]:

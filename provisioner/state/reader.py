@@ -146,7 +146,7 @@ def load_pod_info(obj: dict, ctx: Ctx) -> PodInfo:
     )
 
 
-def _int_or_percent(value) -> tuple[str, object] | None:
+def _int_or_percent(value: object) -> tuple[str, object] | None:
     if value is None:
         return None
     if isinstance(value, int):
