@@ -58,7 +58,7 @@ def measure(pods: int, days: float, job_runs: int) -> dict:
             "pods_evicted": s["pods_evicted"]}
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m provisioner.replay.bench")
     parser.add_argument("--pods", type=int, default=2000)
     parser.add_argument("--days", type=float, default=7)

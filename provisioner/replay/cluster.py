@@ -13,6 +13,7 @@ plan_pools), so a replayed pod schedules exactly as `simulate` places it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 from kubefacts import labels as L
 from ..api import plan_pools
@@ -86,7 +87,7 @@ class SimPod:
 class Cluster:
     """Mutable state; every mutation goes through a method so the counters stay exact."""
 
-    def __init__(self, pools, inputs: Inputs):
+    def __init__(self, pools: list, inputs: Inputs) -> None:
         self.pools = pools  # [(NodePool, [InstanceType])]
         self.inputs = inputs  # nodepools, nodeclasses, daemonsets, overlays (the static part)
         self.nodes: dict = {}  # name -> SimNode (not terminated)
@@ -98,7 +99,7 @@ class Cluster:
     def pool_models(self) -> dict:
         return {p.name: p for p, _ in self.pools}
 
-    def _schedule(self, pending, nodes, pools) -> SimulationResult:
+    def _schedule(self, pending: Iterable[SimPod], nodes: Iterable[SimNode], pools: list) -> SimulationResult:
         names = {n.name for n in nodes}
         bound: list[Pod] = []
         for n in nodes:
@@ -126,7 +127,7 @@ class Cluster:
                 bound.append(self.bind(self.pods[name], node, now))
         return bound
 
-    def provision(self, now: float, startup: float, name_node) -> list:
+    def provision(self, now: float, startup: float, name_node: Callable[[str], str]) -> list:
         """Karpenter's provisioning pass: nominate pending pods to in-flight capacity, launch
         NodeClaims for the rest; the SimNodes launched."""
         pending = [p for p in self.pending.values() if p.nominated is None]
@@ -152,7 +153,8 @@ class Cluster:
         return launched
 
     # -- mutations --------------------------------------------------------------------------------
-    def launch(self, pool_name, itype, ct, zone, price, labels, allocatable, now, name) -> SimNode:
+    def launch(self, pool_name: str, itype: str, ct: str, zone: str, price: float, labels: dict, allocatable: dict,
+               now: float, name: str) -> SimNode:
         pool = self.pool_models().get(pool_name)
         labels = {**labels, L.HOSTNAME: name, L.NODEPOOL: pool_name}
         node = SimNode(name, pool_name, itype, ct, zone, price, labels, tuple(pool.taints) if pool else (),
@@ -160,7 +162,8 @@ class Cluster:
         self.nodes[name] = node
         return node
 
-    def replacement_node(self, pool_name, itype_name, ct, zone, now, name) -> SimNode | None:
+    def replacement_node(self, pool_name: str, itype_name: str, ct: str, zone: str, now: float,
+                         name: str) -> SimNode | None:
         """Launch a consolidation or drift replacement of this type/offering (labels as the
         scheduling core would set them)."""
         for pool, types in self.pools:

@@ -19,7 +19,7 @@ import json
 import math
 import random
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterable
 
 from ..errors import InputError
 from .workloads import RUN_FOR_ANNOTATION
@@ -94,7 +94,7 @@ def _seconds(text: str) -> float:
     return go_duration(text) or 0.0
 
 
-def _time(text, origin: str, line: int) -> float:
+def _time(text: object, origin: str, line: int) -> float:
     try:
         return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
     except ValueError:
@@ -107,7 +107,7 @@ def _clean(obj: dict, kind: str) -> dict:
     return {"apiVersion": API_VERSIONS[kind], "kind": kind, "metadata": keep, "spec": obj.get("spec") or {}}
 
 
-def _audit_events(files) -> list:
+def _audit_events(files: Iterable[tuple[str, Iterable[str]]]) -> list:
     out = []
     for origin, lines in files:
         for n, line in enumerate(lines, start=1):
@@ -131,7 +131,7 @@ def _audit_events(files) -> list:
     return out
 
 
-def from_audit_log(files, default_run_for: str = "10m") -> tuple[dict, dict]:
+def from_audit_log(files: Iterable[tuple[str, Iterable[str]]], default_run_for: str = "10m") -> tuple[dict, dict]:
     """(trace, counts) from [(origin, lines)]; counts say what was kept and skipped."""
     events = _audit_events(files)
     counts = {"events": 0, "skipped_without_object": 0, "skipped_failed": 0, "skipped_owned": 0}

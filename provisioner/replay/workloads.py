@@ -91,7 +91,7 @@ def _run_for(template_meta: dict, run_for: float | None, ctx: Ctx, path: str) ->
                         f"invalid duration {value!r} (expected e.g. 10m)") from None
 
 
-def load_workload(obj: dict, origin: str, namespaces: dict, run_for: float | None = None,
+def load_workload(obj: dict, origin: str | None, namespaces: dict, run_for: float | None = None,
                   require_run_for: bool = False) -> Workload:
     """A Workload from a Deployment, StatefulSet, ReplicaSet, Job, CronJob or Pod object; raises
     InputError (origin, object and key path). `require_run_for`: a Job from the trace must say how
