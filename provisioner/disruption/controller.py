@@ -162,7 +162,8 @@ def _gate(cluster: Cluster, spot_to_spot: bool | None) -> bool:
 
 
 def disruption_pass(cluster: Cluster, catalog: object = None, now: datetime | None = None, *,
-                    region: str = DEFAULT_REGION, zones: Iterable[str] = DEFAULT_ZONES, spot_discount: float = DEFAULT_SPOT_DISCOUNT,
+                    region: str = DEFAULT_REGION, zones: Iterable[str] = DEFAULT_ZONES,
+                    spot_discount: float = DEFAULT_SPOT_DISCOUNT,
                     spot_to_spot: bool | None = None) -> DisruptionPass:
     """The disruption commands Karpenter would start in one pass over this cluster
     (state.Cluster from state.reader.load_cluster), at `now` (UTC; None: scheduled budgets
@@ -180,7 +181,8 @@ def disruption_pass(cluster: Cluster, catalog: object = None, now: datetime | No
     return result
 
 
-def consolidate(snap: Cluster, catalog: object = None, region: str = DEFAULT_REGION, zones: Iterable[str] = DEFAULT_ZONES,
+def consolidate(snap: Cluster, catalog: object = None, region: str = DEFAULT_REGION,
+                zones: Iterable[str] = DEFAULT_ZONES,
                 spot_discount: float = DEFAULT_SPOT_DISCOUNT, spot_to_spot: bool | None = None,
                 now: datetime | None = None) -> ConsolidationResult:
     """The command Karpenter's disruption controller would start now for this snapshot, and why
@@ -202,7 +204,8 @@ def consolidate(snap: Cluster, catalog: object = None, region: str = DEFAULT_REG
     return result
 
 
-def assumptions(snap: Cluster, now: datetime | None = None, spot_to_spot: bool | None = None, gate: bool = False) -> list:
+def assumptions(snap: Cluster, now: datetime | None = None, spot_to_spot: bool | None = None,
+                gate: bool = False) -> list:
     """What the answer takes for granted because it depends on time or on state a snapshot lacks."""
     out = ["drift is not evaluated here (see `provisioner drift`): no node is taken as drifted, so the methods "
            "that run are emptiness, multi-node and single-node consolidation"]

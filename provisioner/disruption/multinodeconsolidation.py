@@ -38,7 +38,8 @@ class MultiNodeConsolidation(Consolidation):
                 valid = current is None
                 if current is not None:
                     # filterOutSameInstanceType: never relaunch the type of a candidate being replaced
-                    reqs = cast(Requirements, cmd.requirements)  # a replace command carries them (Consolidation.compute)
+                    # A replace command carries the requirements its options were priced with (compute).
+                    reqs = cast(Requirements, cmd.requirements)
                     ceiling = same_type_ceiling(cmd.options, cmd.candidates)
                     options = below(cmd.options, reqs, ceiling)
                     if options:

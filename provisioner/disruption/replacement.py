@@ -77,8 +77,8 @@ def below(types: Iterable[InstanceType], reqs: Requirements, max_price: float) -
     return [it for it in types if worst_launch_price(it, reqs) < max_price]
 
 
-def price_filter(types: Iterable[InstanceType], reqs: Requirements, candidate_price: float, all_spot: bool, single: bool,
-                 spot_to_spot: bool) -> tuple[list, Requirements, str | None]:
+def price_filter(types: Iterable[InstanceType], reqs: Requirements, candidate_price: float, all_spot: bool,
+                 single: bool, spot_to_spot: bool) -> tuple[list, Requirements, str | None]:
     """computeConsolidation's price rules for the one new NodeClaim: (options, requirements, why not)."""
     reqs = reqs.copy()
     types = order_by_price(types, reqs)

@@ -290,7 +290,8 @@ class Replay:
     def _next_cron(self, w: Workload, now: float) -> None:
         wall = self.o.start + timedelta(seconds=now)
         limit = self.o.start + timedelta(seconds=self.o.until)
-        fire = cast(Schedule, w.schedule).next_after(wall, limit)  # a CronJob has its schedule  # robfig Schedule.Next: strictly after
+        # robfig Schedule.Next: strictly after (a CronJob always has its schedule)
+        fire = cast(Schedule, w.schedule).next_after(wall, limit)
         if fire is not None:
             self.clock.at((fire - self.o.start).total_seconds(), CLUSTER, "cron", (w.key, id(w)))
 

@@ -75,7 +75,8 @@ def judge(objects: list, origins: list, trace: Trace, options: Options, changes:
     return {"baseline": base, "candidates": candidates, "accepted": accepted, "tuned": tuned}
 
 
-def before_after(before: tuple, after: tuple, trace: Trace, options: Options, workers: int | None = None) -> tuple[dict, dict]:
+def before_after(before: tuple, after: tuple, trace: Trace, options: Options,
+                 workers: int | None = None) -> tuple[dict, dict]:
     """Figures (with evictions by reason) of the same trace over two sets of (objects, origins):
     what the pull-request report shows "over the trace"."""
     results = replay_all([(before[0], before[1], trace, options), (after[0], after[1], trace, options)], workers)

@@ -36,7 +36,8 @@ def _feature_gate(obj: dict) -> tuple[bool, str] | None:
                     env_gates = dict(g.split("=", 1) for g in str(env.get("value") or "").split(",") if "=" in g)
                     if "SpotToSpotConsolidation" in env_gates:
                         name = (obj.get("metadata") or {}).get("name")
-                        return env_gates["SpotToSpotConsolidation"].strip().lower() == "true", f"Deployment {name}'s FEATURE_GATES"
+                        on = env_gates["SpotToSpotConsolidation"].strip().lower() == "true"
+                        return on, f"Deployment {name}'s FEATURE_GATES"
     elif "kind" not in obj:
         # Chart values, bare or as the render writes a Helm release (`values:`).
         raw_values = obj.get("values")
