@@ -54,7 +54,7 @@ def cluster(nodes: int, fill: float = 1 / 3, seed: int = 1) -> list[dict]:
     return objs
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m provisioner.disruption.bench")
     parser.add_argument("sizes", nargs="*", type=int, metavar="NODES", help="cluster sizes (default 10 50 200)")
     parser.add_argument("--runs", type=int, default=3, help="passes per cluster; the medians are printed")

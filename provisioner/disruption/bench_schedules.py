@@ -14,7 +14,7 @@ SCHEDULES = ("0 0 31 2 *", "0 0 30 2 *", "0 0 29 2 *", "59 23 31 12 *", "* * * *
 NOW = datetime(2026, 11, 27, 12, 0)
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
     hours = int(args[0]) if args else 2562047
     print(f"{'schedule':<16} {'duration':>9} {'active':>6} {'seconds':>9}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Iterable
 
 from kubefacts import labels as L
 from kubefacts.duration import go_seconds_or_none
@@ -38,7 +39,8 @@ def budget_active(budget: Budget, now: datetime | None) -> bool:
     return is_active(budget.schedule, go_seconds_or_none(budget.duration or "0s") or 0.0, now)
 
 
-def allowed_disruptions(budgets, num_nodes: int, reason: str, now: datetime | None = None) -> tuple[int, Budget | None]:
+def allowed_disruptions(budgets: Iterable[Budget], num_nodes: int, reason: str,
+                        now: datetime | None = None) -> tuple[int, Budget | None]:
     """GetAllowedDisruptionsByReason: (allowed, the budget that decided it, or None if none applies)."""
     allowed, deciding = MAX_INT32, None
     for budget in budgets:

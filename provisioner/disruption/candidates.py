@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Iterable, cast
 
 from kubefacts import labels as L
+from ..models import InstanceType
 from ..state.cluster import Cluster as Snapshot
-from ..state.objects import DO_NOT_DISRUPT, POD_DELETION_COST, PodInfo
+from ..state.objects import DO_NOT_DISRUPT, POD_DELETION_COST, NodeClaimInfo, PodInfo
 from ..state.statenode import StateNode
 from .pdb import Limits, do_not_disrupt, is_active, is_reschedulable, owned_by_daemonset
 from .types import PER_NODE_BASE_DISRUPTION_COST, Candidate
@@ -35,18 +37,18 @@ def eviction_cost(pod: PodInfo) -> float:
     return min(max(cost, -10.0), 10.0)
 
 
-def reschedule_disruption_cost(pods) -> float:
+def reschedule_disruption_cost(pods: Iterable[PodInfo]) -> float:
     """computeRescheduleDisruptionCost: the base cost plus every positive pod eviction cost."""
     return PER_NODE_BASE_DISRUPTION_COST + sum(max(0.0, eviction_cost(p)) for p in pods)
 
 
-def node_disruption_cost(pods) -> float:
+def node_disruption_cost(pods: Iterable[PodInfo]) -> float:
     """StateNode.DisruptionCost: the base plus positive eviction costs of its non-daemon pods."""
     return PER_NODE_BASE_DISRUPTION_COST + sum(c for p in pods if not owned_by_daemonset(p)
                                                and (c := eviction_cost(p)) > 0)
 
 
-def offering_price(instance_type, zone: str | None, capacity_type: str | None) -> float | None:
+def offering_price(instance_type: InstanceType | None, zone: str | None, capacity_type: str | None) -> float | None:
     """The price of the offering matching a node's zone and capacity type (resolveNodePrice)."""
     if instance_type is None:
         return None
@@ -80,7 +82,7 @@ def validate_node(node: StateNode, snap: Snapshot) -> str | None:
     return None
 
 
-def validate_pods(pods, limits: Limits) -> str | None:
+def validate_pods(pods: list[PodInfo], limits: Limits) -> str | None:
     """ValidatePodsDisruptable: a pod with do-not-disrupt, or a PDB allowing no eviction, blocks."""
     for pod in pods:
         if is_active(pod) and do_not_disrupt(pod):
@@ -98,7 +100,8 @@ def validate_pods(pods, limits: Limits) -> str | None:
     return None
 
 
-def new_candidate(node: StateNode, snap: Snapshot, limits: Limits, pool_types: dict, node_pods: list):
+def new_candidate(node: StateNode, snap: Snapshot, limits: Limits, pool_types: dict,
+                  node_pods: list[PodInfo]) -> Candidate | str:
     """NewCandidate: a Candidate, or the sentence saying why the node is none."""
     if why := validate_node(node, snap):
         return why
@@ -122,7 +125,7 @@ def new_candidate(node: StateNode, snap: Snapshot, limits: Limits, pool_types: d
 def _consolidatable(c: Candidate) -> str | None:
     """The NodeClaim's Consolidatable condition: set once consolidateAfter has passed since the
     last pod event. Read from the snapshot's NodeClaim when present, else assumed true."""
-    claim = c.node.claim
+    claim = cast(NodeClaimInfo, c.node.claim)  # a candidate has one (validate_node)
     if claim.consolidatable is False:
         since = f" at {claim.last_pod_event}" if claim.last_pod_event else ""
         # The condition decides (the controller may lag, or the snapshot be stale): lead with it.
@@ -200,7 +203,7 @@ def score_move(savings: float, disruption_cost: float, totals: PoolTotals | None
     return Score(savings / totals.total_cost, disruption_cost / totals.total_disruption_cost)
 
 
-def pool_totals(all_candidates, snap: Snapshot, node_prices: dict, by_node: dict) -> dict:
+def pool_totals(all_candidates: list[Candidate], snap: Snapshot, node_prices: dict, by_node: dict) -> dict:
     """computeNodePoolTotals: per NodePool, the cluster cost of its nodes (ClusterCost, the sum of
     its NodeClaims' offering prices; the candidates' prices when that is zero) and the disruption
     cost of all its nodes (a candidate's reschedule cost, else the node's own)."""
@@ -216,8 +219,8 @@ def pool_totals(all_candidates, snap: Snapshot, node_prices: dict, by_node: dict
             continue
         if node.claim is not None:
             cluster_cost[pool] = cluster_cost.get(pool, 0.0) + node_prices.get(node.name, 0.0)
-        c = names.get(node.name)
-        cost = c.reschedule_cost if c is not None else node_disruption_cost(by_node.get(node.name, []))
+        cand = names.get(node.name)
+        cost = cand.reschedule_cost if cand is not None else node_disruption_cost(by_node.get(node.name, []))
         disruption[pool] = disruption.get(pool, 0.0) + cost
     return {pool: PoolTotals(cluster_cost.get(pool, 0.0) or fallback[pool], disruption.get(pool, 0.0))
             for pool in fallback}

@@ -3,10 +3,12 @@ ShouldDisrupt, computeConsolidation (simulate, then price the one replacement) a
 policy's ApproveCommand (balanced.go)."""
 from __future__ import annotations
 
+from typing import Iterable
+
 from kubefacts import labels as L
 from .candidates import score_move, should_disrupt_consolidation
 from .pass_state import PassState
-from .replacement import choose, claim_requirements, price_filter
+from .replacement import Replacement, choose, claim_requirements, price_filter
 from .types import GRACEFUL, Candidate, Command
 
 REASON = "Underutilized"
@@ -51,7 +53,7 @@ class Consolidation:
                                f"${share:.4f}/h are too small for the pods it would disrupt)")
         return True, None
 
-    def compute(self, cands) -> tuple[Command | None, str | None]:
+    def compute(self, cands: list[Candidate]) -> tuple[Command | None, str | None]:
         """computeConsolidation: a delete or replace command, or why there is none."""
         state = self.state
         sim = state.simulator.run(cands)
@@ -83,5 +85,5 @@ class Consolidation:
         cmd.options, cmd.requirements = options, reqs  # for the multi-node same-type filter
         return cmd, None
 
-    def _command(self, cands, replacements=()) -> Command:
+    def _command(self, cands: list[Candidate], replacements: Iterable[Replacement] = ()) -> Command:
         return Command(list(cands), list(replacements), self.name, "underutilized")

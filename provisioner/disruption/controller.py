@@ -9,16 +9,19 @@ the `consolidate` command's what-if, the same pass without drift (it reads no dr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 from datetime import datetime, timezone
 
 from ..planning import resolve_catalog
+from ..state.cluster import Cluster
 from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
 from .drift import Drift
 from .emptiness import Emptiness
 from .multinodeconsolidation import MultiNodeConsolidation
 from .pass_state import PassState
+from .replacement import Replacement
 from .singlenodeconsolidation import SingleNodeConsolidation
-from .types import Command
+from .types import Command, Method
 
 
 @dataclass
@@ -27,7 +30,7 @@ class Action:
     kind: str  # delete | replace
     reason: str  # empty | underutilized
     nodes: list
-    replacement: object | None  # replacement.Replacement
+    replacement: Replacement | None
     savings: float
     method: str  # emptiness | multi-node | single-node
 
@@ -108,7 +111,7 @@ def new_methods(state: PassState, drift: bool = True) -> list:
                                                                       SingleNodeConsolidation(state)]
 
 
-def _eligible(state: PassState, method) -> list:
+def _eligible(state: PassState, method: Method) -> list:
     """GetCandidates' ShouldDisrupt filter; the nodes a method leaves are told why, when the
     method is about them (Method.explains: emptiness the empty ones, consolidation the others,
     drift the drifted ones)."""
@@ -122,14 +125,15 @@ def _eligible(state: PassState, method) -> list:
     return out
 
 
-def run_pass(state: PassState, methods) -> Command | None:
+def run_pass(state: PassState, methods: Iterable[Method]) -> Command | None:
     """Reconcile: the first method with a command ends the pass. The later methods' filters
     still run, so every node is told why it stays; a method's eligible count is kept when it was
     reached, or when it counts against the same budgets as the method that acted."""
-    command, acted = None, None
+    command: Command | None = None
+    acted: Method | None = None  # the method that gave `command`
     for method in methods:
         eligible = _eligible(state, method)
-        if command is not None:
+        if acted is not None:
             if method.reason() == acted.reason():
                 state.eligible[method.name] = len(eligible)
             continue
@@ -153,12 +157,13 @@ def _blocked(state: PassState, command: Command | None, otherwise: str) -> list:
     return out
 
 
-def _gate(cluster, spot_to_spot: bool | None) -> bool:
+def _gate(cluster: Cluster, spot_to_spot: bool | None) -> bool:
     return spot_to_spot if spot_to_spot is not None else bool(cluster.spot_to_spot)
 
 
-def disruption_pass(cluster, catalog=None, now: datetime | None = None, *, region: str = DEFAULT_REGION,
-                    zones=DEFAULT_ZONES, spot_discount: float = DEFAULT_SPOT_DISCOUNT,
+def disruption_pass(cluster: Cluster, catalog: object = None, now: datetime | None = None, *,
+                    region: str = DEFAULT_REGION, zones: Iterable[str] = DEFAULT_ZONES,
+                    spot_discount: float = DEFAULT_SPOT_DISCOUNT,
                     spot_to_spot: bool | None = None) -> DisruptionPass:
     """The disruption commands Karpenter would start in one pass over this cluster
     (state.Cluster from state.reader.load_cluster), at `now` (UTC; None: scheduled budgets
@@ -176,7 +181,8 @@ def disruption_pass(cluster, catalog=None, now: datetime | None = None, *, regio
     return result
 
 
-def consolidate(snap, catalog=None, region: str = DEFAULT_REGION, zones=DEFAULT_ZONES,
+def consolidate(snap: Cluster, catalog: object = None, region: str = DEFAULT_REGION,
+                zones: Iterable[str] = DEFAULT_ZONES,
                 spot_discount: float = DEFAULT_SPOT_DISCOUNT, spot_to_spot: bool | None = None,
                 now: datetime | None = None) -> ConsolidationResult:
     """The command Karpenter's disruption controller would start now for this snapshot, and why
@@ -198,7 +204,8 @@ def consolidate(snap, catalog=None, region: str = DEFAULT_REGION, zones=DEFAULT_
     return result
 
 
-def assumptions(snap, now=None, spot_to_spot=None, gate=False) -> list:
+def assumptions(snap: Cluster, now: datetime | None = None, spot_to_spot: bool | None = None,
+                gate: bool = False) -> list:
     """What the answer takes for granted because it depends on time or on state a snapshot lacks."""
     out = ["drift is not evaluated here (see `provisioner drift`): no node is taken as drifted, so the methods "
            "that run are emptiness, multi-node and single-node consolidation"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..errors import InputError
 from ..loader.fields import Ctx
@@ -76,7 +76,7 @@ class Machine:
     claim_annotations: dict | None  # None when only the Node is known
 
 
-def _where(origins, index) -> str | None:
+def _where(origins: Sequence[str] | None, index: int) -> str | None:
     return origins[index] if origins and index < len(origins) else None
 
 
@@ -252,7 +252,8 @@ def read_nodeclass(obj: Mapping, where: str | None) -> NodeClass:
 def read_manifests(objects: Sequence[Any], origins: Sequence[str] | None = None
                    ) -> tuple[dict[str, NodePool], dict[str, NodeClass]]:
     """NodePools and EC2NodeClasses by name; other kinds (and kind-less documents) are ignored."""
-    readers = {"NodePool": (NODEPOOL_API, read_nodepool), "EC2NodeClass": (NODECLASS_API, read_nodeclass)}
+    readers: dict[str, tuple[str, Callable[[Mapping, str | None], NodePool | NodeClass]]] = {
+        "NodePool": (NODEPOOL_API, read_nodepool), "EC2NodeClass": (NODECLASS_API, read_nodeclass)}
     found: dict[str, dict[str, Any]] = {kind: {} for kind in readers}
     for obj, where in _expand(objects, origins):
         kind = obj.get("kind")
@@ -267,13 +268,13 @@ def read_manifests(objects: Sequence[Any], origins: Sequence[str] | None = None
     return found["NodePool"], found["EC2NodeClass"]
 
 
-def _api(obj: Mapping, expected: str, where) -> None:
+def _api(obj: Mapping, expected: str, where: str | None) -> None:
     if obj.get("apiVersion") != expected:
         raise InputError(f"apiVersion {obj.get('apiVersion')!r} is not supported; expected {expected}",
                          origin=where, obj=f"{obj.get('kind')} \"{(obj.get('metadata') or {}).get('name', '?')}\"")
 
 
-def _expand(objects: Sequence[Any], origins: Sequence[str] | None):
+def _expand(objects: Sequence[Any], origins: Sequence[str] | None) -> Iterator[tuple[Any, str | None]]:
     """(object, origin) pairs, `kind: List` expanded, empty documents skipped."""
     for index, obj in enumerate(objects):
         where = _where(origins, index)

@@ -3,6 +3,9 @@ prefix of the candidates, by savings ratio and within the Underutilized budgets,
 deleted or replaced by one cheaper node of another type (binary search, at most 100)."""
 from __future__ import annotations
 
+from typing import cast
+
+from ..scheduling.requirements import Requirements
 from .budgets import take_within_budgets
 from .consolidation_core import Consolidation
 from .replacement import below, choose, same_type_ceiling
@@ -29,19 +32,24 @@ class MultiNodeConsolidation(Consolidation):
         while lo <= hi:
             mid = (lo + hi) // 2
             cmd, _ = self.compute(disruptable[:mid + 1])
-            valid = cmd is not None and cmd.replacement is None
-            if cmd is not None and cmd.replacement is not None:
-                # filterOutSameInstanceType: never relaunch the type of a candidate being replaced
-                ceiling = same_type_ceiling(cmd.options, cmd.candidates)
-                options = below(cmd.options, cmd.requirements, ceiling)
-                if options:
-                    replacement = choose(options, cmd.requirements)
-                    if replacement is not None:
-                        replacement.nodepool = cmd.replacement.nodepool
-                    cmd.replacements = [replacement] if replacement is not None else []
-                    valid = replacement is not None
-            if valid and not self.approve(cmd)[0]:
-                valid = False
+            valid = False
+            if cmd is not None:
+                current = cmd.replacement
+                valid = current is None
+                if current is not None:
+                    # filterOutSameInstanceType: never relaunch the type of a candidate being replaced
+                    # A replace command carries the requirements its options were priced with (compute).
+                    reqs = cast(Requirements, cmd.requirements)
+                    ceiling = same_type_ceiling(cmd.options, cmd.candidates)
+                    options = below(cmd.options, reqs, ceiling)
+                    if options:
+                        replacement = choose(options, reqs)
+                        if replacement is not None:
+                            replacement.nodepool = current.nodepool
+                        cmd.replacements = [replacement] if replacement is not None else []
+                        valid = replacement is not None
+                if valid and not self.approve(cmd)[0]:
+                    valid = False
             if valid:
                 best, lo = cmd, mid + 1
             else:

@@ -6,17 +6,24 @@ keeps each node out (the first one given wins, as the methods run in upstream's 
 """
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Iterable
+
 from kubefacts import labels as L
+from ..catalog import Catalog
 from ..planning import nodepool_instance_types
 from .budgets import budget_mapping
 from .candidates import new_candidate, offering_price, pods_by_node, pool_totals
+from ..state.cluster import Cluster
 from .pdb import Limits
 from .simulation import Simulator
 from .types import Candidate
 
 
 class PassState:
-    def __init__(self, cluster, catalog, region, zones, spot_discount, spot_to_spot: bool, now):
+    def __init__(self, cluster: Cluster, catalog: Catalog, region: str, zones: Iterable[str], spot_discount: float,
+                 spot_to_spot: bool, now: datetime | None) -> None:
+        assert cluster.inputs is not None  # read with the scheduling models (state.reader, not facts=True)
         self.cluster = cluster
         self.spot_to_spot = spot_to_spot
         self.now = now
@@ -52,6 +59,6 @@ class PassState:
         return budget_mapping(self.cluster, reason, self.now)
 
     @staticmethod
-    def sorted(cands) -> list:
+    def sorted(cands: Iterable[Candidate]) -> list:
         """sortCandidates: highest savings per unit of disruption first (ties by name here)."""
         return sorted(cands, key=lambda c: (-c.savings_ratio, c.name))

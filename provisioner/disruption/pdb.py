@@ -3,6 +3,8 @@ when the one PDB selecting it allows a disruption now; several PDBs on one pod b
 eviction API refuses); pods Karpenter does not evict are never blocked."""
 from __future__ import annotations
 
+from typing import Iterable
+
 from kubefacts.duration import go_seconds_or_none
 
 from ..state.objects import DO_NOT_DISRUPT, Pdb, PodInfo
@@ -49,7 +51,7 @@ def is_disruptable(pod: PodInfo) -> bool:
 
 
 class Limits:
-    def __init__(self, pdbs):
+    def __init__(self, pdbs: Iterable[Pdb]) -> None:
         self.pdbs = list(pdbs)
 
     def _matching(self, pod: PodInfo) -> list[Pdb]:
@@ -71,7 +73,7 @@ class Limits:
                 return [pdb]
         return []
 
-    def can_evict_pods(self, pods) -> tuple[PodInfo, list[Pdb]] | None:
+    def can_evict_pods(self, pods: Iterable[PodInfo]) -> tuple[PodInfo, list[Pdb]] | None:
         """CanEvictPods: None when every pod is evictable, else the first blocked pod and its PDBs."""
         for pod in pods:
             if blocked := self.blocking(pod):

@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable
 
 from kubefacts import labels as L
 from ..scheduling.instance_selection import template_requirements
+from ..models import InstanceType, NodePool, Offering, Pod
 from ..scheduling.requirements import Requirement, Requirements
+
+if TYPE_CHECKING:  # .types imports this module
+    from .types import Candidate
 
 MIN_SPOT_TO_SPOT_TYPES = 15  # MinInstanceTypesForSpotToSpotConsolidation
 CT_PRIORITY = (L.CAPACITY_TYPE_RESERVED, L.CAPACITY_TYPE_SPOT, L.CAPACITY_TYPE_ON_DEMAND)
@@ -25,7 +30,7 @@ class Replacement:
     nodepool: str = ""  # the NodePool the replacement NodeClaim launches from
 
 
-def claim_requirements(nodepool, pods) -> Requirements:
+def claim_requirements(nodepool: NodePool, pods: Iterable[Pod]) -> Requirements:
     """The zone and capacity-type requirements of a new NodeClaim: its NodePool's, narrowed by
     each pod's node selector and (when it has exactly one) required node-affinity term."""
     reqs = template_requirements(nodepool)
@@ -39,17 +44,17 @@ def claim_requirements(nodepool, pods) -> Requirements:
     return out
 
 
-def compatible_offerings(it, reqs: Requirements) -> list:
+def compatible_offerings(it: InstanceType, reqs: Requirements) -> list[Offering]:
     zone, ct = reqs.get(L.ZONE), reqs.get(L.CAPACITY_TYPE)
     return [o for o in it.offerings if o.available and zone.has(o.zone) and ct.has(o.capacity_type)]
 
 
-def cheapest(it, reqs: Requirements):
+def cheapest(it: InstanceType, reqs: Requirements) -> Offering | None:
     offerings = compatible_offerings(it, reqs)
     return min(offerings, key=lambda o: (o.price, o.zone)) if offerings else None
 
 
-def worst_launch_price(it, reqs: Requirements) -> float:
+def worst_launch_price(it: InstanceType, reqs: Requirements) -> float:
     """WorstLaunchPrice: the dearest compatible offering of the capacity type it would launch as
     (reserved, then spot, then on-demand)."""
     offerings = compatible_offerings(it, reqs)
@@ -60,20 +65,20 @@ def worst_launch_price(it, reqs: Requirements) -> float:
     return math.inf
 
 
-def order_by_price(types, reqs: Requirements) -> list:
-    def key(it):
+def order_by_price(types: Iterable[InstanceType], reqs: Requirements) -> list[InstanceType]:
+    def key(it: InstanceType) -> tuple[float, str]:
         o = cheapest(it, reqs)
         return (o.price if o else math.inf, it.name)
     return sorted(types, key=key)
 
 
-def below(types, reqs: Requirements, max_price: float) -> list:
+def below(types: Iterable[InstanceType], reqs: Requirements, max_price: float) -> list[InstanceType]:
     """RemoveInstanceTypeOptionsByPriceAndMinValues (minValues not re-checked)."""
     return [it for it in types if worst_launch_price(it, reqs) < max_price]
 
 
-def price_filter(types, reqs: Requirements, candidate_price: float, all_spot: bool, single: bool,
-                 spot_to_spot: bool) -> tuple[list, Requirements, str | None]:
+def price_filter(types: Iterable[InstanceType], reqs: Requirements, candidate_price: float, all_spot: bool,
+                 single: bool, spot_to_spot: bool) -> tuple[list, Requirements, str | None]:
     """computeConsolidation's price rules for the one new NodeClaim: (options, requirements, why not)."""
     reqs = reqs.copy()
     types = order_by_price(types, reqs)
@@ -95,9 +100,11 @@ def price_filter(types, reqs: Requirements, candidate_price: float, all_spot: bo
         return options[:MIN_SPOT_TO_SPOT_TYPES], reqs, None
     options = below(types, reqs, candidate_price)
     if not options:
-        best = types[0] if types else None
-        offer = cheapest(best, reqs) if best is not None else None
-        detail = f": the cheapest type that fits, {best.name}, costs ${offer.price:.4f}/h" if offer else ""
+        detail = ""
+        if types:
+            best = types[0]
+            if offer := cheapest(best, reqs):
+                detail = f": the cheapest type that fits, {best.name}, costs ${offer.price:.4f}/h"
         return [], reqs, (f"no cheaper replacement exists for ${candidate_price:.4f}/h{detail} "
                           "(or it needs more than the remaining nodes can take)")
     ct = reqs.get(L.CAPACITY_TYPE)
@@ -106,7 +113,7 @@ def price_filter(types, reqs: Requirements, candidate_price: float, all_spot: bo
     return options, reqs, None
 
 
-def same_type_ceiling(options, candidates) -> float:
+def same_type_ceiling(options: Iterable[InstanceType], candidates: Iterable[Candidate]) -> float:
     """filterOutSameInstanceType's price ceiling: the cheapest current price among candidates
     whose instance type is also an option, so a multi-node replace never relaunches the same type."""
     names = {it.name for it in options}
@@ -120,7 +127,7 @@ def same_type_ceiling(options, candidates) -> float:
     return ceiling
 
 
-def choose(options, reqs: Requirements) -> Replacement | None:
+def choose(options: Iterable[InstanceType], reqs: Requirements) -> Replacement | None:
     """What the new NodeClaim would launch: the first option's cheapest compatible offering (the
     price Command.EstimatedSavings uses)."""
     ordered = order_by_price(options, reqs)

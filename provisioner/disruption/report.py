@@ -1,8 +1,10 @@
 """The `consolidate -o table` report (pure formatting)."""
 from __future__ import annotations
 
+from .controller import ConsolidationResult
 
-def render_table(result) -> str:
+
+def render_table(result: ConsolidationResult) -> str:
     out = []
     if result.actions:
         out.append("Karpenter would start now:")

@@ -4,18 +4,22 @@ scheduled on the remaining nodes first and on new NodeClaims otherwise."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Iterable
 
 from kubefacts import labels as L
 from ..planning import plan_rounds, scheduling_view
-from ..models import Inputs, Pod
+from ..models import Inputs, Pod, PodSpec
 from ..result import SimulationResult
 from ..scheduling.existing import ExistingNodes, prepare_nodes
 from ..scheduling.shared import SharedSetup
 from ..scheduling.requirements import Requirement, Requirements
+from ..state.cluster import Cluster
+from ..state.statenode import StateNode
 from .pdb import Limits
+from .types import Candidate
 
 
-def marked_for_deletion(node) -> bool:
+def marked_for_deletion(node: StateNode) -> bool:
     """StateNode.MarkedForDeletion for a snapshot: the Node or its NodeClaim is being deleted."""
     claim = node.claim
     return node.deleting or (claim is not None and (claim.deleting or claim.terminating))
@@ -31,10 +35,12 @@ class Simulation:
 class Simulator:
     """Schedules with a fixed snapshot; one instance serves every candidate set of a pass."""
 
-    def __init__(self, snap, pools, notes, limits: Limits):
-        self.snap, self.pools, self.notes, self.limits = snap, pools, list(notes), limits
-        self.models = {p.name: p for p in snap.inputs.bound_pods}
-        self.pod_models = {**{p.name: p for p in snap.inputs.pods}, **self.models}  # pending and bound
+    def __init__(self, snap: Cluster, pools: list, notes: Iterable[str], limits: Limits) -> None:
+        base = snap.inputs
+        assert base is not None  # read with the scheduling models (state.reader, not facts=True)
+        self.snap, self.inputs, self.pools, self.notes, self.limits = snap, base, pools, list(notes), limits
+        self.models = {p.name: p for p in base.bound_pods}
+        self.pod_models = {**{p.name: p for p in base.pods}, **self.models}  # pending and bound
         self.info_by_node: dict = {}
         for info in snap.pods:
             if info.node_name:
@@ -48,7 +54,6 @@ class Simulator:
         self.under_consolidate_after = self._under_consolidate_after(snap)
         # The cluster without the nodes being deleted, prepared for the scheduler once: each run
         # only leaves its candidates out (what plan_pools would do on inputs without them).
-        base = snap.inputs
         rest = Inputs(nodepools=base.nodepools, nodeclasses=base.nodeclasses, pods=[],
                       bound_pods=[p for p in base.bound_pods if p.node_name not in self.deleting],
                       daemonsets=base.daemonsets, nodes=[n for n in base.nodes if n.name not in self.deleting],
@@ -58,10 +63,10 @@ class Simulator:
         self.existing = ExistingNodes(self.prepared)
         self.shared = SharedSetup()
 
-    def _movable(self, node_names, avoid: frozenset = frozenset()) -> list:
+    def _movable(self, node_names: Iterable[str], avoid: frozenset = frozenset()) -> list[Pod]:
         """The currently reschedulable pods of these nodes, unbound (CurrentlyReschedulablePods),
         kept off the nodes in `avoid`."""
-        out = []
+        out: list[Pod] = []
         for name in sorted(node_names):
             key = (name, avoid)
             pods = self._unbound.get(key)
@@ -83,7 +88,7 @@ class Simulator:
             self._reschedulable[name] = found
         return found
 
-    def _avoiding(self, spec, hostnames: frozenset):
+    def _avoiding(self, spec: PodSpec, hostnames: frozenset) -> PodSpec:
         """`spec` with a required node affinity excluding these hostnames (one copy per spec, so
         replicas stay grouped)."""
         if not hostnames:
@@ -98,7 +103,7 @@ class Simulator:
                                         key=(spec.key, "not-on", tuple(sorted(hostnames))))
         return self._copies[key]
 
-    def _under_consolidate_after(self, snap) -> frozenset:
+    def _under_consolidate_after(self, snap: Cluster) -> frozenset:
         """Nodes whose NodeClaim is still inside its NodePool's consolidateAfter (no Consolidatable
         condition while initialized, consolidation enabled and consolidateAfter > 0): the scheduler
         puts no candidate's pod there (scheduler.go isUnderConsolidateAfter; pending pods and pods of
@@ -112,11 +117,11 @@ class Simulator:
             out.add(node.labels.get(L.HOSTNAME, node.name))
         return frozenset(out)
 
-    def run(self, candidates, consolidation: bool = True) -> Simulation:
+    def run(self, candidates: Iterable[Candidate], consolidation: bool = True) -> Simulation:
         """consolidation: IsConsolidationSimulation, which keeps the candidates' pods off nodes
         still inside consolidateAfter (drift simulates without it)."""
         names = {c.name for c in candidates}
-        base = self.snap.inputs
+        base = self.inputs
         moved = self._movable(names, self.under_consolidate_after if consolidation else frozenset())
         from_deleting = self._movable(self.deleting - names)
         pending = list(base.pods) + moved + from_deleting

@@ -3,6 +3,8 @@ by savings ratio, NodePools interleaved; the first that can be deleted or replac
 node is the command."""
 from __future__ import annotations
 
+from typing import cast
+
 from .candidates import can_pass_threshold
 from .consolidation_core import Consolidation
 
@@ -40,11 +42,11 @@ class SingleNodeConsolidation(Consolidation):
                 continue
             cmd, why = self.compute([c])
             if cmd is None:
-                state.note(c, why)
+                state.note(c, cast(str, why))  # no command: compute says why
                 continue
             approved, why = self.approve(cmd)
             if not approved:
-                state.note(c, why)
+                state.note(c, cast(str, why))  # refused: approve says why
                 continue
             return [cmd]
         return []

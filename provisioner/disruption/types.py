@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from ..models import InstanceType
+from ..scheduling.requirements import Requirements
 from ..state.objects import PoolDisruption
 from ..state.statenode import StateNode
+from .replacement import Replacement
 
 GRACEFUL = "graceful"  # GracefulDisruptionClass: respects blocking PDBs and do-not-disrupt
 EVENTUAL = "eventual"  # EventualDisruptionClass: bounded by the NodePool's terminationGracePeriod
@@ -24,7 +27,7 @@ class Candidate:
     node: StateNode  # the Candidate embeds its StateNode, as upstream's does
     pool: str
     spec: PoolDisruption  # its NodePool's disruption block
-    instance_type: object | None  # models.InstanceType from the NodePool's catalog, or None
+    instance_type: InstanceType | None  # from the NodePool's catalog
     zone: str | None
     capacity_type: str | None
     price: float
@@ -55,10 +58,10 @@ class Command:
     method: str = ""  # the Method's name: emptiness | drift | multi-node | single-node
     reason: str = ""  # empty | drifted | underutilized
     options: list = field(default_factory=list)  # consolidation's priced options (multi-node's same-type filter)
-    requirements: object = None  # ... and the requirements they were priced with
+    requirements: Requirements | None = None  # ... and the requirements they were priced with
 
     @property
-    def replacement(self):
+    def replacement(self) -> Replacement | None:
         return self.replacements[0] if self.replacements else None
 
     @property

@@ -14,6 +14,7 @@ import resource
 import subprocess
 import sys
 import time
+from typing import Any
 
 from . import cluster as replay_cluster
 from . import disruption as replay_disruption
@@ -66,7 +67,7 @@ def split_timers() -> dict:
         inner = getattr(owner, name)
         totals[label] = [0.0, 0]
 
-        def timed(*args, _inner=inner, _cell=totals[label], **kwargs):
+        def timed(*args: Any, _inner: Any = inner, _cell: list = totals[label], **kwargs: Any) -> Any:
             start = time.process_time()
             try:
                 return _inner(*args, **kwargs)
@@ -91,7 +92,7 @@ def measure(pods: int, days: float, job_runs: int) -> dict:
             "pods_evicted": s["pods_evicted"]}
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m provisioner.replay.bench")
     parser.add_argument("--pods", type=int, default=2000)
     parser.add_argument("--days", type=float, default=7)

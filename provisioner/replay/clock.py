@@ -8,22 +8,23 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from typing import Any
 
 # Priorities at one instant: the trace's changes, then what the cluster does about them.
 TRACE, CLUSTER, SCHEDULE, PROVISION, DISRUPT = 0, 1, 2, 3, 4
 
 
 class Clock:
-    def __init__(self):
+    def __init__(self) -> None:
         self.now = 0.0
         self._heap: list = []
         self._seq = itertools.count()
 
-    def at(self, time: float, priority: int, kind: str, payload=None) -> None:
+    def at(self, time: float, priority: int, kind: str, payload: Any = None) -> None:
         """Schedule `kind` at `time` (never before now: the past is not rewritten)."""
         heapq.heappush(self._heap, (max(time, self.now), priority, next(self._seq), kind, payload))
 
-    def pop(self, until: float):
+    def pop(self, until: float) -> tuple[str, Any] | None:
         """The next (kind, payload) at or before `until`, advancing `now`; None when there is none."""
         if not self._heap or self._heap[0][0] > until:
             return None

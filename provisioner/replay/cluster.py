@@ -13,12 +13,15 @@ plan_pools), so a replayed pod schedules exactly as `simulate` places it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 from kubefacts import labels as L
 from ..api import plan_pools
-from ..models import ExistingNode, Inputs, Pod
+from ..models import ExistingNode, Inputs, Pod, PodSpec
+from ..result import SimulationResult
 from ..scheduling.instance_selection import template_requirements
 from ..scheduling.plan import node_labels
+from .metrics import Disruption
 
 
 @dataclass(eq=False)
@@ -44,7 +47,7 @@ class SimNode:
     grace: float | None = None  # terminationGracePeriod (seconds)
     terminated_at: float | None = None
     annotations: dict = field(default_factory=dict)
-    record: object = None  # the disruption record its drain's evictions count toward
+    record: Disruption | None = None  # the disruption record its drain's evictions count toward
     pods: set = field(default_factory=set)  # names of pods bound to it
 
     @property
@@ -63,7 +66,7 @@ class SimNode:
 @dataclass(eq=False)
 class SimPod:
     name: str  # namespace/name
-    spec: object  # models.PodSpec
+    spec: PodSpec
     workload: tuple | None  # its controller's key
     labels: dict
     annotations: dict
@@ -84,7 +87,7 @@ class SimPod:
 class Cluster:
     """Mutable state; every mutation goes through a method so the counters stay exact."""
 
-    def __init__(self, pools, inputs: Inputs):
+    def __init__(self, pools: list, inputs: Inputs) -> None:
         self.pools = pools  # [(NodePool, [InstanceType])]
         self.inputs = inputs  # nodepools, nodeclasses, daemonsets, overlays (the static part)
         self.nodes: dict = {}  # name -> SimNode (not terminated)
@@ -96,9 +99,9 @@ class Cluster:
     def pool_models(self) -> dict:
         return {p.name: p for p, _ in self.pools}
 
-    def _schedule(self, pending, nodes, pools) -> object:
+    def _schedule(self, pending: Iterable[SimPod], nodes: Iterable[SimNode], pools: list) -> SimulationResult:
         names = {n.name for n in nodes}
-        bound = []
+        bound: list[Pod] = []
         for n in nodes:
             bound.extend(self.pods[p].model(n.name) for p in sorted(n.pods))
         nominated = [p.model(p.nominated) for p in self.pods.values()
@@ -124,7 +127,7 @@ class Cluster:
                 bound.append(self.bind(self.pods[name], node, now))
         return bound
 
-    def _some_fit(self, pending, nodes) -> bool:
+    def _some_fit(self, pending: list[SimPod], nodes: list[SimNode]) -> bool:
         """Whether some pending pod's requests fit what some node's allocatable has left after its
         pods' requests: the kube-scheduler's NodeResourcesFit, which the full scheduling run also
         applies (with DaemonSet overhead and nominated pods besides, which only take more), so when
@@ -147,7 +150,7 @@ class Cluster:
                 return True
         return False
 
-    def provision(self, now: float, startup: float, name_node) -> list:
+    def provision(self, now: float, startup: float, name_node: Callable[[str], str]) -> list:
         """Karpenter's provisioning pass: nominate pending pods to in-flight capacity, launch
         NodeClaims for the rest; the SimNodes launched."""
         pending = [p for p in self.pending.values() if p.nominated is None]
@@ -173,7 +176,8 @@ class Cluster:
         return launched
 
     # -- mutations --------------------------------------------------------------------------------
-    def launch(self, pool_name, itype, ct, zone, price, labels, allocatable, now, name) -> SimNode:
+    def launch(self, pool_name: str, itype: str, ct: str, zone: str, price: float, labels: dict, allocatable: dict,
+               now: float, name: str) -> SimNode:
         pool = self.pool_models().get(pool_name)
         labels = {**labels, L.HOSTNAME: name, L.NODEPOOL: pool_name}
         node = SimNode(name, pool_name, itype, ct, zone, price, labels, tuple(pool.taints) if pool else (),
@@ -181,7 +185,8 @@ class Cluster:
         self.nodes[name] = node
         return node
 
-    def replacement_node(self, pool_name, itype_name, ct, zone, now, name) -> SimNode | None:
+    def replacement_node(self, pool_name: str, itype_name: str, ct: str, zone: str, now: float,
+                         name: str) -> SimNode | None:
         """Launch a consolidation or drift replacement of this type/offering (labels as the
         scheduling core would set them)."""
         for pool, types in self.pools:

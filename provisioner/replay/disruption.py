@@ -13,6 +13,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any, Iterable, Protocol, TypeVar
 
 from datetime import datetime, timedelta
 
@@ -27,9 +28,20 @@ from ..loader.fields import Ctx
 from ..loader.pods import MAX_PODS, load_pod
 from ..loader.provisionable import pod_reason
 from ..loader.storage import volume_refs
+from ..catalog import Catalog
+from ..state.cluster import Cluster as State
+from ..state.objects import Pdb
+from .cluster import Cluster, SimPod
 from ..state.reader import load_cluster, load_pod_info
 
 REASON_DRIFTED = "Drifted"
+
+
+class _Bound(Protocol):
+    node_name: str | None
+
+
+_Model = TypeVar("_Model", bound=_Bound)  # a pod's models.Pod or PodInfo
 
 
 @dataclass
@@ -42,7 +54,7 @@ class Command:
 @dataclass(frozen=True)
 class PdbSpec:
     """A PodDisruptionBudget's spec; its status is computed from the replayed pods."""
-    pdb: object  # disruption.snapshot.Pdb (selector, namespace, flags)
+    pdb: Pdb  # selector, namespace, flags
     min_available: tuple | None  # ("int", n) | ("str", "50%")
     max_unavailable: tuple | None
     raw: dict | None = None  # the object as given
@@ -58,7 +70,7 @@ def _scaled(value: tuple, total: int) -> int:
     return int(text)
 
 
-def pdb_status(spec: PdbSpec, pods, ready_nodes) -> int:
+def pdb_status(spec: PdbSpec, pods: Iterable[SimPod], ready_nodes: set[str]) -> int:
     """disruptionsAllowed as the PDB controller computes it (pkg/controller/disruption)."""
     pdb = spec.pdb
     matching = [p for p in pods if p.spec.namespace == pdb.namespace and pdb.selector.matches(p.labels)]
@@ -73,7 +85,7 @@ def pdb_status(spec: PdbSpec, pods, ready_nodes) -> int:
     return max(0, healthy - max(desired, 0))
 
 
-def pod_info(pod) -> PodInfo:
+def pod_info(pod: SimPod) -> PodInfo:
     owners = (pod.owner,) if pod.owner else ()
     if pod.daemon:
         owners = (("apps/v1", "DaemonSet"),)
@@ -82,7 +94,7 @@ def pod_info(pod) -> PodInfo:
                    ready_false=False, tolerates_disrupted=False)
 
 
-def any_consolidatable(cluster, pools: dict, now: float) -> bool:
+def any_consolidatable(cluster: Cluster, pools: dict, now: float) -> bool:
     """Whether some Ready, managed node not being deleted is past its consolidateAfter (what
     emptiness and consolidation both require of a candidate, candidates.py _consolidatable)."""
     for n in cluster.nodes.values():
@@ -108,13 +120,14 @@ class PassCache:
         self.sources: dict = {}  # pod name -> the SimPod fields its cached object was made from
         self.bound: dict = {}  # pod name -> (its read, node, Pod model, PodInfo) as the last pass had them
         self.skip = skip
-        self.quiet = None  # the inputs of the last pass that found nothing
+        self.quiet: tuple | None = None  # the inputs of the last pass that found nothing
         self.passes = 0  # passes that ran the disruption API
         self.skipped = 0  # passes skipped as unchanged
 
 
-def disruption_pass(cluster, pools: dict, pdbs: list, drifted: set, now_s: float, wall, catalog, region, zones,
-                    spot_discount, spot_to_spot, objects=(), cache: PassCache | None = None) -> Command | None:
+def disruption_pass(cluster: Cluster, pools: dict, pdbs: list, drifted: set, now_s: float, wall: datetime,
+                    catalog: Catalog, region: str, zones: Iterable[str], spot_discount: float, spot_to_spot: bool,
+                    objects: Iterable = (), cache: PassCache | None = None) -> Command | None:
     """One pass of the disruption controller at replay time `now_s` (wall clock `wall`, for
     scheduled budgets): the command it starts, or None. `objects`: the NodePools, EC2NodeClasses,
     NodeOverlays and DaemonSets as given (read by the disruption API, when it is there).
@@ -164,7 +177,7 @@ def _stamp(wall: datetime, seconds_ago: float) -> str:
     return (wall - timedelta(seconds=max(0.0, seconds_ago))).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _pod_object(pod, node_name: str | None) -> dict:
+def _pod_object(pod: SimPod, node_name: str | None) -> dict:
     namespace, name = pod.name.split("/", 1)
     meta = {"name": name, "namespace": namespace, "labels": dict(pod.labels), "annotations": dict(pod.annotations)}
     owner = ("apps/v1", "DaemonSet") if pod.daemon else pod.owner
@@ -177,7 +190,7 @@ def _pod_object(pod, node_name: str | None) -> dict:
             "status": {"phase": "Running" if node_name else "Pending"}}
 
 
-def _pod_entries(cluster, objects: list, cache: PassCache | None) -> list | None:
+def _pod_entries(cluster: Cluster, objects: list, cache: PassCache | None) -> list | None:
     """(cached read of the pod's object, its node) per pod in the cluster's order, or None when
     the pass must read every object afresh: no cache, Namespaces or lists among the objects (they
     change how pods are read), a pod count at the loader's ceiling, or a pod with volumes (the
@@ -212,13 +225,14 @@ def _pod_entries(cluster, objects: list, cache: PassCache | None) -> list | None
     return entries
 
 
-def _assemble(state, entries: list, bound: dict | None = None):
+def _assemble(state: State, entries: list, bound: dict | None = None) -> State:
     """The state.Cluster load_cluster reads from the objects and the pods' objects, from its read
     of the objects without pods and the pods' cached reads, in load_objects' order (each pod in
     object order, then the warnings for pods on missing nodes). `bound`: the copies made for the
     last pass, per pod name, reused while the pod's read and node are the same (nothing in a pass
     changes a pod's models)."""
     inputs = state.inputs
+    assert inputs is not None  # read with the scheduling models (not facts=True)
     node_names = {n.name for n in inputs.nodes}
     by_name = {n.name: n for n in state.nodes}
     missing = []
@@ -246,7 +260,7 @@ def _assemble(state, entries: list, bound: dict | None = None):
     return state
 
 
-def _copy(model, node_name):
+def _copy(model: _Model, node_name: str | None) -> _Model:
     """A fresh copy of a cached pod model bound to `node_name` (each pass gets its own objects,
     as a fresh read gives; dataclasses.replace costs several times more)."""
     out = object.__new__(type(model))
@@ -266,7 +280,7 @@ def _read_pod(base: dict) -> tuple:
     return (base, load_pod(base, ctx, {}), load_pod_info(base, ctx), pod_reason(base))
 
 
-def cluster_objects(cluster, pools: dict, pdbs: list, drifted: set, now: float, wall: datetime,
+def cluster_objects(cluster: Cluster, pools: dict, pdbs: list, drifted: set, now: float, wall: datetime,
                     pods: bool = True) -> list:
     """The replayed nodes, NodeClaims, pods and PDBs as the Kubernetes objects the disruption
     API reads (`kubectl get -o yaml` shapes), with the conditions its NodeClaim controllers would
@@ -277,12 +291,13 @@ def cluster_objects(cluster, pools: dict, pdbs: list, drifted: set, now: float, 
         if n.ready:
             labels[L.INITIALIZED] = "true"
             labels[L.REGISTERED] = "true"
-        node = {"apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": n.name, "labels": labels, "annotations": dict(n.annotations)},
-                "spec": {"providerID": f"replay:///{n.name}",
-                         "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints]},
-                "status": {"allocatable": format_resources(n.allocatable), "capacity": format_resources(n.capacity),
-                           "conditions": [{"type": "Ready", "status": "True" if n.ready else "False"}]}}
+        node: dict[str, Any] = {
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": n.name, "labels": labels, "annotations": dict(n.annotations)},
+            "spec": {"providerID": f"replay:///{n.name}",
+                     "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints]},
+            "status": {"allocatable": format_resources(n.allocatable), "capacity": format_resources(n.capacity),
+                       "conditions": [{"type": "Ready", "status": "True" if n.ready else "False"}]}}
         if n.deleting or n.disrupting:
             node["metadata"]["deletionTimestamp"] = _stamp(wall, 0)
         out.append(node)
@@ -295,10 +310,11 @@ def cluster_objects(cluster, pools: dict, pdbs: list, drifted: set, now: float, 
             conditions.append({"type": "Consolidatable", "status": "True"})
         if n.name in drifted:
             conditions.append({"type": "Drifted", "status": "True", "lastTransitionTime": _stamp(wall, now - n.launched_at)})
-        claim = {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
-                 "metadata": {"name": n.name, "labels": {L.NODEPOOL: n.pool}},
-                 "status": {"nodeName": n.name, "providerID": f"replay:///{n.name}", "conditions": conditions,
-                            "lastPodEventTime": _stamp(wall, now - n.last_pod_event)}}
+        claim: dict[str, Any] = {
+            "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            "metadata": {"name": n.name, "labels": {L.NODEPOOL: n.pool}},
+            "status": {"nodeName": n.name, "providerID": f"replay:///{n.name}", "conditions": conditions,
+                       "lastPodEventTime": _stamp(wall, now - n.last_pod_event)}}
         if n.deleting or n.disrupting:
             claim["metadata"]["deletionTimestamp"] = _stamp(wall, 0)
         out.append(claim)

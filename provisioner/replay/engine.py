@@ -25,6 +25,7 @@ import math
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Iterable, Sequence, cast
 
 from kubefacts import labels as L
 from ..api import nodepool_instance_types, resolve_catalog
@@ -38,9 +39,9 @@ from ..loader import load_objects
 from ..loader.fields import Ctx
 from .clock import CLUSTER, DISRUPT, PROVISION, SCHEDULE, TRACE, Clock
 from .cluster import Cluster, SimNode, SimPod
-from .disruption import PassCache, PdbSpec, disruption_pass, pod_info, pdb_status
+from .disruption import Command, PassCache, PdbSpec, disruption_pass, pod_info, pdb_status
 from .metrics import Disruption, Metrics
-from .trace import Trace
+from .trace import Event, Trace
 from .workloads import Workload, key_of, load_workload
 
 DEFAULT_START = datetime(2026, 1, 5, tzinfo=timezone.utc)  # a Monday, 00:00 UTC
@@ -88,21 +89,23 @@ class _Pool:
 class _Waiting:
     replacements: list
     candidates: list
-    record: Disruption = None
+    record: Disruption | None = None
 
 
-def _meta(obj) -> dict:
-    return obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+def _meta(obj: dict) -> dict:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
 
 
-def _int_or_percent(value):
+def _int_or_percent(value: object) -> tuple[str, object] | None:
     if value is None:
         return None
     return ("int", value) if isinstance(value, int) else ("str", str(value))
 
 
 class Replay:
-    def __init__(self, objects, origins, trace: Trace, options: Options):
+    def __init__(self, objects: Sequence[Any], origins: Sequence[str | None] | None, trace: Trace,
+                 options: Options) -> None:
         self.o = options
         self.trace = trace
         self.catalog = resolve_catalog(options.catalog)
@@ -123,17 +126,18 @@ class Replay:
         self.new_pending = False
         self.node_seq = 0
         self.passes = 0  # disruption passes run (a pass runs only after a change)
-        self.budget_wake = None
+        self.budget_wake: float | None = None
         self.validating = False
         self.last_mark = 0.0  # when the cluster was last marked unconsolidated
-        self.consolidated_mark = None  # last_mark when a pass last found nothing (lastConsolidationState)
+        self.consolidated_mark: float | None = None  # last_mark when a pass last found nothing (lastConsolidationState)
         self.pass_cache = PassCache()  # what the disruption passes keep between them
         self._load(list(objects), list(origins) if origins else [None] * len(objects))
 
     # -- set-up -----------------------------------------------------------------------------------
-    def _load(self, objects, origins) -> None:
+    def _load(self, objects: list, origins: list) -> None:
         snap = load_snapshot(objects, origins)
         inputs = snap.inputs
+        assert inputs is not None  # read with the scheduling models (not facts=True)
         self.karpenter = [(o, origin) for o, origin in zip(objects, origins)
                           if isinstance(o, dict) and o.get("kind") in KARPENTER_KINDS]
         self.pool_specs = dict(snap.pools)
@@ -199,7 +203,7 @@ class Replay:
                                          go_duration(str(grace)) if grace else None)
 
     def _price_lookup(self) -> dict:
-        out = {}
+        out: dict[tuple, float] = {}
         for _, types in self.cluster.pools:
             for it in types:
                 for off in it.offerings:
@@ -216,14 +220,15 @@ class Replay:
             if node.expire_at <= self.o.until:
                 self.clock.at(node.expire_at, CLUSTER, "expire", node.name)
 
-    def _put_pdb(self, obj, origin) -> None:
+    def _put_pdb(self, obj: dict, origin: str | None) -> None:
         kind, ns, name = key_of(obj)
         ctx = Ctx(origin, kind, f"{ns}/{name}")
-        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        raw = obj.get("spec")
+        spec: dict = raw if isinstance(raw, dict) else {}
         self.pdbs[(ns, name)] = PdbSpec(load_pdb(obj, ctx), _int_or_percent(spec.get("minAvailable")),
                                         _int_or_percent(spec.get("maxUnavailable")), obj)
 
-    def _put_workload(self, obj, origin, run_for, from_trace: bool, now: float) -> None:
+    def _put_workload(self, obj: dict, origin: str | None, run_for: float | None, from_trace: bool, now: float) -> None:
         w = load_workload(obj, origin, self.cluster.inputs.namespaces, run_for, require_run_for=from_trace)
         old = self.workloads.get(w.key)
         if old is not None:  # an update: the template and scale change, its pods stay
@@ -290,11 +295,12 @@ class Replay:
     def _next_cron(self, w: Workload, now: float) -> None:
         wall = self.o.start + timedelta(seconds=now)
         limit = self.o.start + timedelta(seconds=self.o.until)
-        fire = w.schedule.next_after(wall, limit)  # robfig Schedule.Next: strictly after
+        # robfig Schedule.Next: strictly after (a CronJob always has its schedule)
+        fire = cast(Schedule, w.schedule).next_after(wall, limit)
         if fire is not None:
             self.clock.at((fire - self.o.start).total_seconds(), CLUSTER, "cron", (w.key, id(w)))
 
-    def _cron(self, key, ident, now: float) -> None:
+    def _cron(self, key: tuple, ident: int, now: float) -> None:
         w = self.workloads.get(key)
         if w is None or id(w) != ident:
             return  # deleted or replaced since
@@ -321,7 +327,7 @@ class Replay:
             self._delete_workload(child, now)
 
     # -- trace events -----------------------------------------------------------------------------
-    def _trace_event(self, ev, now: float) -> None:
+    def _trace_event(self, ev: Event, now: float) -> None:
         origin = self.trace.origin
         if ev.action == "apply":
             obj = ev.body
@@ -365,7 +371,7 @@ class Replay:
         elif ev.action == "interrupt":
             self._interrupt_event(ev, now)
 
-    def _apply_karpenter(self, obj, where: str, now: float) -> None:
+    def _apply_karpenter(self, obj: dict, where: str, now: float) -> None:
         before = [o for o, _ in self.karpenter]
         key = key_of(obj)
         kept = [(o, og) for o, og in self.karpenter if key_of(o)[0::2] != key[0::2]]
@@ -380,7 +386,7 @@ class Replay:
                 self.drifted.update(names)
         self._touch()
 
-    def _interrupt_event(self, ev, now: float) -> None:
+    def _interrupt_event(self, ev: Event, now: float) -> None:
         b = ev.body
         if "node" in b:
             node = self.cluster.nodes.get(b["node"])
@@ -415,7 +421,7 @@ class Replay:
         self.node_seq += 1
         return f"{pool}-{self.node_seq:05d}"
 
-    def _launched(self, nodes, now: float) -> None:
+    def _launched(self, nodes: list[SimNode], now: float) -> None:
         for node in nodes:
             if len(self.cluster.nodes) > MAX_NODES:
                 raise InputError(f"more than {MAX_NODES:,} nodes at {now:g}s; refused", origin=self.trace.origin)
@@ -459,7 +465,8 @@ class Replay:
     def _batch(self, now: float) -> None:
         """batcher.go Wait: the window closes at idle or max; then the provisioner schedules."""
         self.batch_check = False
-        close = min(self.batch_last + self.o.batch_idle, self.batch_open + self.o.batch_max)
+        opened = cast(float, self.batch_open)  # a "batch" event is only set while the window is open
+        close = min(self.batch_last + self.o.batch_idle, opened + self.o.batch_max)
         if now + 1e-9 < close:
             self.batch_check = True
             self.clock.at(close, PROVISION, "batch", None)
@@ -492,7 +499,7 @@ class Replay:
                     if node is not None:
                         self._drain(node, now)
 
-    def _record(self, now: float, reason: str, nodes, replacements=()) -> Disruption:
+    def _record(self, now: float, reason: str, nodes: Iterable[str], replacements: Iterable[str] = ()) -> Disruption:
         record = Disruption(now, reason, list(nodes), list(replacements))
         self.metrics.disruptions.append(record)
         return record
@@ -577,7 +584,7 @@ class Replay:
             return
         self._execute(cmd, now, now)
 
-    def _validate(self, payload, now: float) -> None:
+    def _validate(self, payload: tuple, now: float) -> None:
         cmd, pods, decided = payload
         self.validating = False
         self.changed = True  # the controller's next pass follows the wait
@@ -587,7 +594,7 @@ class Replay:
                 return  # no longer valid: dropped, the next pass decides again
         self._execute(cmd, now, decided)
 
-    def _execute(self, cmd, now: float, decided: float) -> None:
+    def _execute(self, cmd: Command, now: float, decided: float) -> None:
         """orchestration/queue.go: taint the candidates, launch the replacements, drain once they are Ready."""
         launched = []
         for _, r in cmd.replacements:  # Replacements of the disruption API (each names its NodePool)
@@ -629,7 +636,7 @@ class Replay:
             self._reconcile(w, 0.0) if w.kind != "CronJob" else None
         self.schedule_due = True
         self.changed = True
-        handlers = {
+        handlers: dict[str, Callable[[Any, float], None]] = {
             "trace": lambda p, t: self._trace_event(p, t),
             "ready": lambda p, t: self._ready(p, t),
             "done": self._done, "cron": lambda p, t: self._cron(p[0], p[1], t),
@@ -683,7 +690,7 @@ class Replay:
             self.pass_at = max(now, self.last_pass + POLLING_PERIOD)
             self.clock.at(self.pass_at, DISRUPT, "disrupt", None)
 
-    def _done(self, payload, now: float) -> None:
+    def _done(self, payload: tuple, now: float) -> None:
         name, bound_at = payload
         pod = self.cluster.pods.get(name)
         if pod is None or pod.bound_at != bound_at:
@@ -694,7 +701,7 @@ class Replay:
             w.succeeded += 1
             self._reconcile(w, now)
 
-    def _consolidatable(self, payload, now: float) -> None:
+    def _consolidatable(self, payload: tuple, now: float) -> None:
         """A NodeClaim turned Consolidatable. That condition alone does not mark the cluster
         unconsolidated (state/cluster.go triggerConsolidationOnChange looks at initialization and
         deletion only): consolidation sees it at the next 5-minute reset of ConsolidationState
@@ -713,19 +720,19 @@ class Replay:
         if mark == self.last_mark:  # no change since: the 5-minute reset is what lets consolidation look
             self.changed = True
 
-    def _budget(self, payload, now: float) -> None:
+    def _budget(self, payload: object, now: float) -> None:
         # Budget-constrained passes do not mark the cluster consolidated (emptiness.go and
         # consolidation.go): upstream looks again every 10 s and acts when the window changes.
         self.budget_wake = None
         self.consolidated_mark = None
         self.changed = True
 
-    def _drain_retry(self, name, now: float) -> None:
+    def _drain_retry(self, name: str, now: float) -> None:
         node = self.cluster.nodes.get(name)
         if node is not None:
             self._drain(node, now)
 
-    def _force(self, name, now: float) -> None:
+    def _force(self, name: str, now: float) -> None:
         node = self.cluster.nodes.get(name)
         if node is not None:
             self._drain(node, now, force=True)
@@ -759,11 +766,11 @@ def budget_boundary(pools: dict, start: datetime, now: float, until: float) -> f
     return best
 
 
-def _api(kind: str | None) -> str:
+def _api(kind: str) -> str:
     return {"Job": "batch/v1", "ReplicationController": "v1"}.get(kind, "apps/v1")
 
 
-def replay(objects, origins, trace: Trace, options: Options) -> dict:
+def replay(objects: Sequence[Any], origins: Sequence[str | None] | None, trace: Trace, options: Options) -> dict:
     """The `-o json` result of replaying `trace` over the cluster in `objects`."""
     return Replay(objects, origins, trace, options).run()
 

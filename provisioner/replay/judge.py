@@ -6,7 +6,9 @@ from __future__ import annotations
 import copy
 
 from ..cost.tune import replace_requirements
+from .engine import Options
 from .parallel import replay_all
+from .trace import Trace
 
 EPSILON = 1e-6
 
@@ -43,7 +45,7 @@ def verdict(base: dict, other: dict) -> tuple[bool, str]:
     return True, f"saves ${base['cost_usd'] - other['cost_usd']:.2f} over the trace"
 
 
-def judge(objects, origins, trace, options, changes: list, workers: int | None = None,
+def judge(objects: list, origins: list, trace: Trace, options: Options, changes: list, workers: int | None = None,
           scheduler: str | None = None) -> dict:
     """{"baseline": figures, "candidates": [{nodepool, requirements, figures, accepted, why}],
     "accepted": [changes], "tuned": figures of the accepted changes together}."""
@@ -73,7 +75,8 @@ def judge(objects, origins, trace, options, changes: list, workers: int | None =
     return {"baseline": base, "candidates": candidates, "accepted": accepted, "tuned": tuned}
 
 
-def before_after(before: tuple, after: tuple, trace, options, workers: int | None = None) -> tuple[dict, dict]:
+def before_after(before: tuple, after: tuple, trace: Trace, options: Options,
+                 workers: int | None = None) -> tuple[dict, dict]:
     """Figures (with evictions by reason) of the same trace over two sets of (objects, origins):
     what the pull-request report shows "over the trace"."""
     results = replay_all([(before[0], before[1], trace, options), (after[0], after[1], trace, options)], workers)

@@ -5,8 +5,12 @@ pending count changes; the state at t is the last entry at or before t)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # .cluster imports this module
+    from .cluster import SimNode
 
 
 @dataclass
@@ -30,7 +34,7 @@ class _Pool:
 
 
 class Metrics:
-    def __init__(self):
+    def __init__(self) -> None:
         self.pools: dict = {}
         self.launched = 0
         self.terminated = 0
@@ -39,12 +43,12 @@ class Metrics:
         self.timeline: list = []
         self.nodes = 0
         self.price = 0.0
-        self._last = None
+        self._last: tuple[int, float, int] | None = None  # (nodes, price, pending) last sampled
 
-    def _pool(self, name) -> _Pool:
+    def _pool(self, name: str | None) -> _Pool:
         return self.pools.setdefault(name or "(unmanaged)", _Pool())
 
-    def node_added(self, node, launched: bool) -> None:
+    def node_added(self, node: SimNode, launched: bool) -> None:
         self.nodes += 1
         self.price += node.price
         self._pool(node.pool)
@@ -52,7 +56,7 @@ class Metrics:
             self.launched += 1
             self._pool(node.pool).nodes_launched += 1
 
-    def node_gone(self, node, now: float, terminated: bool = True) -> None:
+    def node_gone(self, node: SimNode, now: float, terminated: bool = True) -> None:
         self.nodes -= 1
         self.price -= node.price
         hours = max(0.0, now - node.launched_at) / 3600

@@ -41,7 +41,7 @@ def render_table(result: dict, compare: list | None = None) -> str:
     lines = [f"Replayed {s['duration_s'] / 3600:g} h: ${s['cost_usd']:.2f}, {s['node_hours']:.1f} node hours, "
              f"{s['nodes_launched']} nodes launched, {s['nodes_terminated']} terminated, {s['pods_evicted']} pods evicted",
              f"Pending seconds: p50 {p['p50']:g}, p95 {p['p95']:g}, max {p['max']:g}", ""]
-    rows = [("NODEPOOL", "COST_USD", "NODE_HOURS", "LAUNCHED")]
+    rows: list[tuple[str, ...]] = [("NODEPOOL", "COST_USD", "NODE_HOURS", "LAUNCHED")]
     rows += [(b["nodepool"], f"{b['cost_usd']:.2f}", f"{b['node_hours']:.1f}", str(b["nodes_launched"]))
              for b in result["by_nodepool"]]
     lines += _table(rows) + [""]

@@ -10,7 +10,7 @@ from .engine import Options, replay
 from .trace import Trace
 
 
-def _one(job) -> dict:
+def _one(job: tuple) -> dict:
     objects, origins, trace, options = job
     try:
         return replay(objects, origins, trace, options)

@@ -19,6 +19,7 @@ import logging
 import os
 import tempfile
 import threading
+from typing import Any, Callable
 
 import yaml
 
@@ -48,7 +49,7 @@ def _finished(obj: dict) -> bool:
 
 
 class TraceRecorder:
-    def __init__(self, path: str, clock, flush_every: float = 60.0):
+    def __init__(self, path: str, clock: Callable[[], float], flush_every: float = 60.0) -> None:
         self.path = path
         self.clock = clock
         self.start = clock()
@@ -96,9 +97,9 @@ class TraceRecorder:
             if self.clock() - self.last_flush >= self.flush_every:
                 self._flush_locked()
 
-    def wrap(self, sink):
+    def wrap(self, sink: Callable[..., object]) -> Callable[..., None]:
         """A reflector sink that records each message, then passes it on."""
-        def recording_sink(message):
+        def recording_sink(message: Any) -> None:
             kind = getattr(message, "kind", None)
             if kind is not None:
                 if hasattr(message, "items"):

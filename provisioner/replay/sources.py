@@ -19,6 +19,7 @@ import json
 import math
 import random
 from datetime import datetime
+from typing import Any, Iterable
 
 from ..errors import InputError
 from .workloads import RUN_FOR_ANNOTATION
@@ -57,7 +58,7 @@ def synthetic(days: float = 7, services: int = 8, pods: int = 200, cronjobs: int
     rng = random.Random(seed)
     sizes = [("250m", "512Mi"), ("500m", "1Gi"), ("1", "2Gi"), ("2", "4Gi")]
     hours = int(math.ceil(days * 24))
-    events = []
+    events: list[dict[str, Any]] = []
     plans = []
     for i in range(services):
         cpu, mem = rng.choice(sizes)
@@ -93,7 +94,7 @@ def _seconds(text: str) -> float:
     return go_duration(text) or 0.0
 
 
-def _time(text, origin: str, line: int) -> float:
+def _time(text: object, origin: str, line: int) -> float:
     try:
         return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
     except ValueError:
@@ -106,7 +107,7 @@ def _clean(obj: dict, kind: str) -> dict:
     return {"apiVersion": API_VERSIONS[kind], "kind": kind, "metadata": keep, "spec": obj.get("spec") or {}}
 
 
-def _audit_events(files) -> list:
+def _audit_events(files: Iterable[tuple[str, Iterable[str]]]) -> list:
     out = []
     for origin, lines in files:
         for n, line in enumerate(lines, start=1):
@@ -130,7 +131,7 @@ def _audit_events(files) -> list:
     return out
 
 
-def from_audit_log(files, default_run_for: str = "10m") -> tuple[dict, dict]:
+def from_audit_log(files: Iterable[tuple[str, Iterable[str]]], default_run_for: str = "10m") -> tuple[dict, dict]:
     """(trace, counts) from [(origin, lines)]; counts say what was kept and skipped."""
     events = _audit_events(files)
     counts = {"events": 0, "skipped_without_object": 0, "skipped_failed": 0, "skipped_owned": 0}
@@ -159,7 +160,7 @@ def from_audit_log(files, default_run_for: str = "10m") -> tuple[dict, dict]:
             took = _time(status["completionTime"], "", 0) - _time(status["startTime"], "", 0)
             run_for[(ref.get("namespace") or "default", ref.get("name"))] = _duration(max(took, 1))
     start = records[0][0] if records else 0.0
-    out = []
+    out: list[dict[str, Any]] = []
     for when, _origin, _n, kind, ref, ev in records:
         at = _duration(when - start)
         ns, name, verb, sub = ref.get("namespace") or "default", ref.get("name"), ev.get("verb"), ref.get("subresource")
@@ -195,7 +196,7 @@ def from_audit_log(files, default_run_for: str = "10m") -> tuple[dict, dict]:
             counts["skipped_owned"] += 1  # its CronJob is replayed and creates it
             continue
         clean = _clean({**obj, "metadata": {**(obj.get("metadata") or {}), "name": name, "namespace": ns}}, kind)
-        item = {"at": at, "apply": clean}
+        item: dict[str, Any] = {"at": at, "apply": clean}
         if kind in ("Job", "CronJob"):
             item["runFor"] = run_for.get((ns, name), default_run_for)
         out.append(item)
@@ -203,7 +204,7 @@ def from_audit_log(files, default_run_for: str = "10m") -> tuple[dict, dict]:
     # A delete of an object created before the log began cannot be replayed: drop it.
     known, kept = set(), []
     for item in out:
-        body = item.get("apply") or item.get("scale") or item.get("delete")
+        body = item.get("apply") or item.get("scale") or item["delete"]  # each item is one of the three
         key = (body["kind"], (body.get("metadata") or body).get("namespace", "default"),
                (body.get("metadata") or body).get("name"))
         if "apply" in item:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from ..disruption.snapshot import go_duration
 from ..errors import InputError
@@ -56,7 +57,7 @@ def _error(origin: str, path: str, message: str) -> InputError:
     return InputError(message, origin=origin, path=path)
 
 
-def parse_duration(value, origin: str, path: str) -> float:
+def parse_duration(value: object, origin: str, path: str) -> float:
     """A Go duration (`90m`, `1h30m`, `0s`) in seconds; what the trace's `at` and `runFor` take."""
     if isinstance(value, bool) or not isinstance(value, str):
         raise _error(origin, path, f"expected a Go duration such as 90m or 1h30m, got {value!r}")
@@ -81,7 +82,7 @@ def _keys(body: dict, allowed: tuple, origin: str, path: str) -> None:
             raise _error(origin, f"{path}.{key}", f"unknown key (expected {', '.join(allowed)})")
 
 
-def _apply(body, origin: str, path: str) -> dict:
+def _apply(body: object, origin: str, path: str) -> dict:
     if not isinstance(body, dict):
         raise _error(origin, path, f"expected a Kubernetes object, got {type(body).__name__}")
     kind = body.get("kind")
@@ -99,7 +100,7 @@ def _apply(body, origin: str, path: str) -> dict:
     return body
 
 
-def _scale(body, origin: str, path: str) -> dict:
+def _scale(body: object, origin: str, path: str) -> dict:
     if not isinstance(body, dict):
         raise _error(origin, path, f"expected a mapping, got {type(body).__name__}")
     _keys(body, ("kind", "namespace", "name", "replicas"), origin, path)
@@ -114,7 +115,7 @@ def _scale(body, origin: str, path: str) -> dict:
     return {"kind": kind, "namespace": body.get("namespace") or "default", "name": body["name"], "replicas": replicas}
 
 
-def _delete(body, origin: str, path: str) -> dict:
+def _delete(body: object, origin: str, path: str) -> dict:
     if not isinstance(body, dict):
         raise _error(origin, path, f"expected a mapping, got {type(body).__name__}")
     _keys(body, ("kind", "namespace", "name"), origin, path)
@@ -126,7 +127,7 @@ def _delete(body, origin: str, path: str) -> dict:
     return {"kind": kind, "namespace": body.get("namespace") or "default", "name": body["name"]}
 
 
-def _interrupt(body, origin: str, path: str) -> dict:
+def _interrupt(body: object, origin: str, path: str) -> dict:
     if not isinstance(body, dict):
         raise _error(origin, path, f"expected a mapping, got {type(body).__name__}")
     if "node" in body:
@@ -146,7 +147,7 @@ def _interrupt(body, origin: str, path: str) -> dict:
 _PARSERS = {"apply": _apply, "scale": _scale, "delete": _delete, "interrupt": _interrupt}
 
 
-def parse_trace(data, origin: str) -> Trace:
+def parse_trace(data: Any, origin: str) -> Trace:
     """Validate a loaded trace document; InputError names `origin` and the key path."""
     if not isinstance(data, dict):
         raise _error(origin, "(top)", f'expected a mapping with "events", got {type(data).__name__}')

@@ -11,11 +11,13 @@ Job at each firing of its schedule (robfig/cron syntax, provisioner.disruption.c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..disruption.cron import CronError, Schedule
 from ..errors import InputError
 from ..loader.fields import Ctx
 from ..loader.pods import load_controller, load_pod
+from ..models import PodSpec
 from .trace import parse_duration
 
 RUN_FOR_ANNOTATION = "karpenter-platform.io/run-for"
@@ -29,7 +31,7 @@ class Workload:
     kind: str
     namespace: str
     name: str
-    spec: object  # models.PodSpec of its pods
+    spec: PodSpec  # of its pods
     labels: dict
     annotations: dict
     replicas: int  # pods it keeps (a Job: parallelism)
@@ -65,7 +67,8 @@ class Workload:
 
 
 def _meta(obj: dict) -> dict:
-    return obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
 
 
 def key_of(obj: dict) -> tuple:
@@ -76,7 +79,8 @@ def key_of(obj: dict) -> tuple:
 def _run_for(template_meta: dict, run_for: float | None, ctx: Ctx, path: str) -> float | None:
     if run_for is not None:
         return run_for
-    annotations = template_meta.get("annotations") if isinstance(template_meta.get("annotations"), dict) else {}
+    raw = template_meta.get("annotations")
+    annotations: dict = raw if isinstance(raw, dict) else {}
     value = annotations.get(RUN_FOR_ANNOTATION)
     if value is None:
         return None
@@ -87,7 +91,7 @@ def _run_for(template_meta: dict, run_for: float | None, ctx: Ctx, path: str) ->
                         f"invalid duration {value!r} (expected e.g. 10m)") from None
 
 
-def load_workload(obj: dict, origin: str, namespaces: dict, run_for: float | None = None,
+def load_workload(obj: dict, origin: str | None, namespaces: dict, run_for: float | None = None,
                   require_run_for: bool = False) -> Workload:
     """A Workload from a Deployment, StatefulSet, ReplicaSet, Job, CronJob or Pod object; raises
     InputError (origin, object and key path). `require_run_for`: a Job from the trace must say how
@@ -107,10 +111,11 @@ def load_workload(obj: dict, origin: str, namespaces: dict, run_for: float | Non
         except CronError as exc:
             raise ctx.error("spec.schedule", f"invalid cron {text!r}: {exc}") from None
         job_tpl = ctx.mapping(spec.get("jobTemplate"), "spec.jobTemplate")
-        job = {"apiVersion": "batch/v1", "kind": "Job",
-               "metadata": {**ctx.mapping(job_tpl.get("metadata"), "spec.jobTemplate.metadata"), "name": name,
-                            "namespace": namespace},
-               "spec": ctx.mapping(job_tpl.get("spec"), "spec.jobTemplate.spec")}
+        job: dict[str, Any] = {
+            "apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {**ctx.mapping(job_tpl.get("metadata"), "spec.jobTemplate.metadata"), "name": name,
+                         "namespace": namespace},
+            "spec": ctx.mapping(job_tpl.get("spec"), "spec.jobTemplate.spec")}
         inner = load_workload(job, origin, namespaces, run_for, False)  # validates the template
         tmeta = ((job["spec"].get("template") or {}).get("metadata") or {}) if isinstance(job["spec"].get("template"), dict) else {}
         inner_run = _run_for(tmeta if isinstance(tmeta, dict) else {}, run_for, ctx, "spec.jobTemplate.spec.template")

@@ -8,9 +8,11 @@ StatefulSet pod; not a DaemonSet's or a static pod: `IsReschedulable`) are sched
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Collection, Iterable
 
 from kubefacts import labels as L
-from ..models import Inputs, Pod
+from ..models import ExistingNode, Inputs, NodeClaimObject, Pod
+from .objects import PoolDisruption
 from .statenode import StateNode
 
 
@@ -27,7 +29,7 @@ class Cluster:
     spot_to_spot: bool | None = None  # the SpotToSpotConsolidation feature gate, when the objects show it
     spot_to_spot_source: str = ""
 
-    def pool_of(self, node):
+    def pool_of(self, node: StateNode) -> PoolDisruption | None:
         """The disruption block of the NodePool owning this StateNode, or None."""
         return self.pools.get(node.labels.get(L.NODEPOOL, ""))
 
@@ -38,7 +40,7 @@ class Cluster:
         return [n for n in self.nodes if n.marked_for_deletion]
 
 
-def build_cluster(nodes, nodeclaims) -> Cluster:
+def build_cluster(nodes: Iterable[ExistingNode], nodeclaims: Iterable[NodeClaimObject]) -> Cluster:
     by_id: dict = {}
     for node in nodes:
         by_id[node.provider_id or node.name] = StateNode(node=node)
@@ -61,6 +63,6 @@ def is_reschedulable(pod: Pod) -> bool:
             and "DaemonSet" not in pod.owner_kinds and "Node" not in pod.owner_kinds)
 
 
-def rescheduled_pods(bound_pods, deleting_names) -> list:
+def rescheduled_pods(bound_pods: Iterable[Pod], deleting_names: Collection[str]) -> list:
     """Pods of nodes being deleted, as pending pods (their nodeName cleared)."""
     return [replace(p, node_name=None) for p in bound_pods if p.node_name in deleting_names and is_reschedulable(p)]

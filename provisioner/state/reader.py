@@ -33,13 +33,15 @@ def _feature_gate(obj: dict) -> tuple[bool, str] | None:
         for container in spec.get("containers") or []:
             for env in (container.get("env") or []) if isinstance(container, dict) else []:
                 if isinstance(env, dict) and env.get("name") == "FEATURE_GATES":
-                    gates = dict(g.split("=", 1) for g in str(env.get("value") or "").split(",") if "=" in g)
-                    if "SpotToSpotConsolidation" in gates:
+                    env_gates = dict(g.split("=", 1) for g in str(env.get("value") or "").split(",") if "=" in g)
+                    if "SpotToSpotConsolidation" in env_gates:
                         name = (obj.get("metadata") or {}).get("name")
-                        return gates["SpotToSpotConsolidation"].strip().lower() == "true", f"Deployment {name}'s FEATURE_GATES"
+                        on = env_gates["SpotToSpotConsolidation"].strip().lower() == "true"
+                        return on, f"Deployment {name}'s FEATURE_GATES"
     elif "kind" not in obj:
         # Chart values, bare or as the render writes a Helm release (`values:`).
-        values = obj.get("values") if isinstance(obj.get("values"), dict) else obj
+        raw_values = obj.get("values")
+        values: dict = raw_values if isinstance(raw_values, dict) else obj
         settings = values.get("settings")
         gates = settings.get("featureGates") if isinstance(settings, dict) else None
         if isinstance(gates, dict) and "spotToSpotConsolidation" in gates:
@@ -98,7 +100,7 @@ def load_pool_disruption(obj: dict, ctx: Ctx) -> PoolDisruption:
         duration = ctx.string(b.get("duration"), f"{path}.duration") or None
         if (schedule is None) != (duration is None):
             raise ctx.error(path, "'schedule' must be set with 'duration'")
-        if schedule is not None:
+        if schedule is not None and duration is not None:  # both or neither (checked above)
             try:
                 Schedule(schedule)
             except CronError as exc:
@@ -145,7 +147,7 @@ def load_pod_info(obj: dict, ctx: Ctx) -> PodInfo:
     )
 
 
-def _int_or_percent(value) -> tuple[str, object] | None:
+def _int_or_percent(value: object) -> tuple[str, object] | None:
     if value is None:
         return None
     if isinstance(value, int):
@@ -212,7 +214,8 @@ def load_node_info(obj: dict, ctx: Ctx) -> tuple[NodeInfo, str | None]:
 
 
 def _name(obj: dict) -> str:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    raw_meta = obj.get("metadata")
+    meta: dict = raw_meta if isinstance(raw_meta, dict) else {}
     name = meta.get("name") or "(unnamed)"
     return f"{meta['namespace']}/{name}" if meta.get("namespace") else str(name)
 

@@ -15,6 +15,7 @@ plugin starts) from the NodeClaim. Unmanaged nodes are always registered and ini
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from kubefacts import labels as L
 from ..models import ExistingNode, NodeClaimObject
@@ -69,7 +70,8 @@ class StateNode:
         if self.meta is not None:
             return self.meta.name
         if self.node is None or (self.managed and not self.registered):
-            return self.nodeclaim.name if self.nodeclaim is not None else self.claim.name
+            # No NodeClaim model: facts mode, where a NodeClaim without its Node is `claim` alone.
+            return self.nodeclaim.name if self.nodeclaim is not None else cast(NodeClaimInfo, self.claim).name
         return self.node.name
 
     @property
@@ -79,19 +81,21 @@ class StateNode:
         if self.nodeclaim is None and self.claim is not None:
             return self.claim.labels  # facts mode: a NodeClaim without its Node
         if self.node is None or (self.managed and not self.registered):
-            labels = dict(self.nodeclaim.labels)
-            labels.setdefault(L.HOSTNAME, self.nodeclaim.node_name or self.nodeclaim.name)
+            nodeclaim = cast(NodeClaimObject, self.nodeclaim)  # no registered Node: the NodeClaim stands for it
+            labels = dict(nodeclaim.labels)
+            labels.setdefault(L.HOSTNAME, nodeclaim.node_name or nodeclaim.name)
             return labels
         return self.node.labels
 
     @property
     def taints(self) -> tuple:
         if self.node is None or (self.managed and not self.registered):
-            taints = self.nodeclaim.taints
+            taints = cast(NodeClaimObject, self.nodeclaim).taints  # no registered Node: the NodeClaim stands for it
         else:
             taints = self.node.taints
-        if self.managed and not self.initialized:
-            startup = self.nodeclaim.startup_taints
+        nodeclaim = self.nodeclaim
+        if nodeclaim is not None and not self.initialized:  # managed, not initialized
+            startup = nodeclaim.startup_taints
             taints = tuple(t for t in taints if not is_known_ephemeral(t) and not any(_matches(s, t) for s in startup))
         return taints
 
@@ -151,5 +155,5 @@ class StateNode:
         """What the scheduler places pods on (scheduling.ExistingNode)."""
         node = self.node
         return ExistingNode(self.name, self.labels, self.taints, self.allocatable, self.capacity,
-                            provider_id=node.provider_id if node else self.nodeclaim.provider_id,
+                            provider_id=node.provider_id if node else cast(NodeClaimObject, self.nodeclaim).provider_id,
                             deleting=self.marked_for_deletion, initialized=self.initialized)
