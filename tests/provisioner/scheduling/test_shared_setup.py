@@ -18,6 +18,7 @@ from provisioner.models import Inputs, Pod
 from provisioner.planning import nodepool_instance_types, plan_pools, plan_rounds, resolve_catalog
 from provisioner.result import SimulationResult
 from provisioner.scheduling import scheduler as scheduler_module
+from provisioner.scheduling.nodeclaim import ExistingTarget
 from provisioner.state.reader import load_cluster
 
 
@@ -61,9 +62,8 @@ def test_shared_set_up_plans_what_a_fresh_scheduler_plans(nodes, fill, seed, pic
         assert shared(sim, names) == fresh(snap, pools, notes, names)
 
 
-def test_full_nodes_are_skipped_without_changing_where_pods_land(monkeypatch):
-    """Only the last of 40 nodes has room: the pods land there whether the full ones are skipped
-    by the start-of-run comparison or each rejects them."""
+def _last_node_free():
+    """40 nodes 90 % full but the last, emptied onto the first; three pods to place."""
     objs = cluster(40, 0.9, 1)
     for o in objs:  # free the last node
         if o["kind"] == "Pod" and o["spec"]["nodeName"] == "node-0039":
@@ -72,6 +72,13 @@ def test_full_nodes_are_skipped_without_changing_where_pods_land(monkeypatch):
     pools, notes = nodepool_instance_types(snap.inputs, resolve_catalog(None), "us-east-1",
                                            ("us-east-1a", "us-east-1b", "us-east-1c"), 0.579)
     pending = [Pod(f"default/new-{i}", replace(snap.inputs.bound_pods[0].spec)) for i in range(3)]
+    return snap, pools, notes, pending
+
+
+def test_full_nodes_are_skipped_without_changing_where_pods_land(monkeypatch):
+    """Only the last of 40 nodes has room: the pods land there whether the full ones are skipped
+    by the start-of-run comparison or each rejects them."""
+    snap, pools, notes, pending = _last_node_free()
     skipped = plan_pools(replace(snap.inputs, pods=pending), pools, notes)
     monkeypatch.setattr(scheduler_module, "_SKIP_MIN_NODES", 10**9)
     proposed = plan_pools(replace(snap.inputs, pods=pending), pools, notes)
@@ -81,15 +88,7 @@ def test_full_nodes_are_skipped_without_changing_where_pods_land(monkeypatch):
 def test_full_nodes_are_skipped_without_a_proposal(monkeypatch):
     """The start-of-run comparison's skip pointers reach Variant.next_alive: of 40 nodes only the
     one with room is proposed to (the pointers were once built as a dict the skip array ignored)."""
-    from provisioner.scheduling.nodeclaim import ExistingTarget
-    objs = cluster(40, 0.9, 1)
-    for o in objs:  # free the last node
-        if o["kind"] == "Pod" and o["spec"]["nodeName"] == "node-0039":
-            o["spec"]["nodeName"] = "node-0000"
-    snap = load_cluster(objs)
-    pools, notes = nodepool_instance_types(snap.inputs, resolve_catalog(None), "us-east-1",
-                                           ("us-east-1a", "us-east-1b", "us-east-1c"), 0.579)
-    pending = [Pod(f"default/new-{i}", replace(snap.inputs.bound_pods[0].spec)) for i in range(3)]
+    snap, pools, notes, pending = _last_node_free()
     proposed_to = []
     propose = ExistingTarget.propose
 
