@@ -21,6 +21,7 @@ from ..models import ExistingNode, Inputs, Pod, PodSpec
 from ..result import SimulationResult
 from ..scheduling.instance_selection import template_requirements
 from ..scheduling.plan import node_labels
+from ..scheduling.resources import fits, subtract, total
 from .metrics import Disruption
 
 
@@ -129,24 +130,19 @@ class Cluster:
 
     def _some_fit(self, pending: list[SimPod], nodes: list[SimNode]) -> bool:
         """Whether some pending pod's requests fit what some node's allocatable has left after its
-        pods' requests: the kube-scheduler's NodeResourcesFit, which the full scheduling run also
-        applies (with DaemonSet overhead and nominated pods besides, which only take more), so when
-        nothing fits here that run would bind nothing. Most runs while pods wait for new nodes are
-        of that kind."""
-        free = []
-        for node in nodes:
-            left = dict(node.allocatable)
-            for name in node.pods:
-                for key, value in self.pods[name].spec.requests.items():
-                    left[key] = left.get(key, 0) - value
-            free.append(left)
+        pods' requests (resources.Fits): the kube-scheduler's NodeResourcesFit, which the full
+        scheduling run also applies (with DaemonSet overhead and nominated pods besides, which only
+        take more), so when nothing fits here that run would bind nothing. Most runs while pods
+        wait for new nodes are of that kind."""
+        free = [subtract(node.allocatable, total(self.pods[name].spec.requests for name in node.pods))
+                for node in nodes]
         seen: set = set()
         for pod in pending:
             requests = pod.spec.requests
             if id(requests) in seen:
                 continue
             seen.add(id(requests))
-            if any(all(value <= left.get(key, 0) for key, value in requests.items()) for left in free):
+            if any(fits(requests, left) for left in free):
                 return True
         return False
 

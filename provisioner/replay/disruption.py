@@ -225,7 +225,7 @@ def _pod_entries(cluster: Cluster, objects: list, cache: PassCache | None) -> li
     return entries
 
 
-def _assemble(state: State, entries: list, bound: dict | None = None) -> State:
+def _assemble(state: State, entries: list, bound: dict) -> State:
     """The state.Cluster load_cluster reads from the objects and the pods' objects, from its read
     of the objects without pods and the pods' cached reads, in load_objects' order (each pod in
     object order, then the warnings for pods on missing nodes). `bound`: the copies made for the
@@ -238,11 +238,9 @@ def _assemble(state: State, entries: list, bound: dict | None = None) -> State:
     missing = []
     for entry, node in entries:
         _, model, info, reason = entry
-        made = bound.get(model.name) if bound is not None else None
+        made = bound.get(model.name)
         if made is None or made[0] is not entry or made[1] != node:
-            made = (entry, node, _copy(model, node or None), _copy(info, node or None))
-            if bound is not None:
-                bound[model.name] = made
+            made = bound[model.name] = (entry, node, _copy(model, node or None), _copy(info, node or None))
         if node:
             if node in node_names:
                 inputs.bound_pods.append(made[2])
@@ -261,8 +259,8 @@ def _assemble(state: State, entries: list, bound: dict | None = None) -> State:
 
 
 def _copy(model: _Model, node_name: str | None) -> _Model:
-    """A fresh copy of a cached pod model bound to `node_name` (each pass gets its own objects,
-    as a fresh read gives; dataclasses.replace costs several times more)."""
+    """A copy of a cached pod model bound to `node_name` (the cached read stays unbound;
+    dataclasses.replace costs several times more)."""
     out = object.__new__(type(model))
     out.__dict__.update(model.__dict__)
     out.node_name = node_name

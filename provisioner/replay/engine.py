@@ -35,6 +35,7 @@ from ..disruption.drift import drift
 from ..disruption.pdb import do_not_disrupt
 from ..disruption.snapshot import go_duration, load_pdb, load_pool_disruption, load_snapshot
 from ..errors import InputError
+from ..scheduling.gcpause import gc_paused
 from ..loader import load_objects
 from ..loader.fields import Ctx
 from .clock import CLUSTER, DISRUPT, PROVISION, SCHEDULE, TRACE, Clock
@@ -649,13 +650,8 @@ class Replay:
         }
         if not 0 <= until <= MAX_UNTIL:
             raise InputError(f"--until must be between 0s and {MAX_UNTIL / 3600:g}h", origin=self.trace.origin)
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             return self._loop(handlers, until)
-        finally:
-            if enabled:
-                gc.enable()
 
     def _loop(self, handlers: dict, until: float) -> dict:
         now = 0.0

@@ -19,6 +19,7 @@ from kubefacts import labels as L
 from .daemons import overhead_for_node
 from .nodeclaim import ExistingTarget, hostname_requirement
 from .requirements import Requirements
+from .resources import total
 from .taints import HostPort, Taint
 
 if TYPE_CHECKING:  # provisioner.models imports this package at runtime
@@ -56,21 +57,15 @@ class PreparedNode:
         """bound: the pods bound to this node; positions: each pod's index in the flat list of
         bound pods the run was given (it orders the anti-affinity groups they create)."""
         self.node, self.bound = node, list(bound)
-        used: dict[str, int] = {}
-        daemon_used: dict[str, int] = {}
+        used = total(pod.spec.requests for pod in self.bound)
+        daemon_used = total(pod.spec.requests for pod in self.bound if pod.daemon)
         ports: list[HostPort] = []
         volumes: dict[str, set[str]] = {}
-        for pod in self.bound:  # summed in place: a node holds hundreds of pods, and this runs per pass
-            requests = pod.spec.requests
-            for k, v in requests.items():
-                used[k] = used.get(k, 0) + v
+        for pod in self.bound:
             if pod.spec.host_ports:
                 ports.extend(pod.spec.host_ports)
             for driver, claim in pod.volumes:
                 volumes.setdefault(driver, set()).add(claim)
-            if pod.daemon:
-                for k, v in requests.items():
-                    daemon_used[k] = daemon_used.get(k, 0) + v
         daemon_left, daemon_ports = overhead_for_node(daemonsets, node.labels, node.taints, daemon_used)
         self.available = {k: v - used.get(k, 0) - daemon_left.get(k, 0) for k, v in node.allocatable.items()}
         self.schedulable = all(v >= 0 for v in self.available.values())
