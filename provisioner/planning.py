@@ -87,20 +87,21 @@ def scheduling_view(inputs: Inputs):
 
 
 def plan_rounds(result: SimulationResult, prepared, pending: list, pools, daemonsets, notes=(),
-                shared=None) -> SimulationResult:
+                shared=None, watch=None) -> SimulationResult:
     """Provisioning rounds as Karpenter runs them, over existing nodes prepared once
     (scheduling.existing: [PreparedNode] or ExistingNodes): each round's NodeClaims become
     in-flight capacity of the next (with their chosen type, so the NodePool limit reserved for
     their largest option is given back), and pods a round could not place are tried again until a
     round launches nothing. shared: a SharedSetup when many runs schedule against the same pools
-    (a disruption pass)."""
+    (a disruption pass); watch: the Scheduler's, for every round (it may end the plan by raising
+    scheduler.Abandoned)."""
     pools_by_name = {np_.name: np_ for np_, _ in pools}
     existing = prepared if isinstance(prepared, ExistingNodes) else ExistingNodes(prepared)
     inflight: dict = {}  # node name of a NodeClaim planned in an earlier round -> its NodeClaimResult
     errors: dict = {}
     rounds = 0
     for round_no in range(1, MAX_ROUNDS + 1):
-        plan = Scheduler(pools, daemonsets, notes=notes, prepared=existing, shared=shared).solve(pending)
+        plan = Scheduler(pools, daemonsets, notes=notes, prepared=existing, shared=shared, watch=watch).solve(pending)
         errors = plan.errors
         left = [p for p in pending if p in errors]
         again = bool(left) and bool(plan.nodeclaims) and round_no < MAX_ROUNDS

@@ -56,7 +56,10 @@ class Consolidation:
     def compute(self, cands: list[Candidate]) -> tuple[Command | None, str | None]:
         """computeConsolidation: a delete or replace command, or why there is none."""
         state = self.state
-        sim = state.simulator.run(cands)
+        price = sum(c.price for c in cands)
+        sim = state.simulator.run(cands, ceiling=None if state.explain else price)
+        if sim.abandoned:
+            return None, sim.abandoned
         if sim.errors:
             pod, why = sorted(sim.errors.items())[0]
             more = f" (and {len(sim.errors) - 1} other pod(s))" if len(sim.errors) > 1 else ""
@@ -72,7 +75,6 @@ class Consolidation:
         types = [state.pool_types[claim.nodepool][name] for name in claim.instance_type_options]
         pods = [state.simulator.pod_models[name] for name in claim.pods if name in state.simulator.pod_models]
         reqs = claim_requirements(pool, pods)
-        price = sum(c.price for c in cands)
         all_spot = all(c.capacity_type == L.CAPACITY_TYPE_SPOT for c in cands)
         options, reqs, why = price_filter(types, reqs, price, all_spot, len(cands) == 1, state.spot_to_spot)
         if why:

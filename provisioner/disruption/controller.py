@@ -164,13 +164,16 @@ def _gate(cluster: Cluster, spot_to_spot: bool | None) -> bool:
 def disruption_pass(cluster: Cluster, catalog: object = None, now: datetime | None = None, *,
                     region: str = DEFAULT_REGION, zones: Iterable[str] = DEFAULT_ZONES,
                     spot_discount: float = DEFAULT_SPOT_DISCOUNT,
-                    spot_to_spot: bool | None = None) -> DisruptionPass:
+                    spot_to_spot: bool | None = None, explain: bool = True) -> DisruptionPass:
     """The disruption commands Karpenter would start in one pass over this cluster
     (state.Cluster from state.reader.load_cluster), at `now` (UTC; None: scheduled budgets
-    active). Pure: the cluster is not changed."""
+    active). Pure: the cluster is not changed. explain False: the same commands, but `blocked`
+    may say less precisely why a node stays (consolidation simulations end once they cannot
+    give a command), for callers that read only the commands."""
     if now is not None and now.tzinfo is not None:
         now = now.astimezone(timezone.utc).replace(tzinfo=None)
-    state = PassState(cluster, resolve_catalog(catalog), region, zones, spot_discount, _gate(cluster, spot_to_spot), now)
+    state = PassState(cluster, resolve_catalog(catalog), region, zones, spot_discount, _gate(cluster, spot_to_spot), now,
+                      explain)
     command = run_pass(state, new_methods(state, drift=True))
     result = DisruptionPass(blocked=_blocked(state, command, "no disruption found for it in this pass"),
                             eligible=dict(state.eligible), price_usd_hour=sum(state.prices.values()))

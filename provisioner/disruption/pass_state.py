@@ -22,10 +22,13 @@ from .types import Candidate
 
 class PassState:
     def __init__(self, cluster: Cluster, catalog: Catalog, region: str, zones: Iterable[str], spot_discount: float,
-                 spot_to_spot: bool, now: datetime | None) -> None:
+                 spot_to_spot: bool, now: datetime | None, explain: bool = True) -> None:
+        """explain False: only the pass's command matters, not why each node stays (a replay): a
+        consolidation simulation ends as soon as it cannot give a command (Simulator.run's ceiling)."""
         assert cluster.inputs is not None  # read with the scheduling models (state.reader, not facts=True)
         self.cluster = cluster
         self.spot_to_spot = spot_to_spot
+        self.explain = explain
         self.now = now
         node_zones = {n.labels[L.ZONE] for n in cluster.nodes if L.ZONE in n.labels}
         zones = tuple(dict.fromkeys(list(zones) + sorted(node_zones)))

@@ -4,13 +4,15 @@ scheduled on the remaining nodes first and on new NodeClaims otherwise."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from kubefacts import labels as L
 from ..planning import plan_rounds, scheduling_view
 from ..models import Inputs, Pod, PodSpec
 from ..result import SimulationResult
 from ..scheduling.existing import ExistingNodes, prepare_nodes
+from ..scheduling.nodeclaim import ExistingTarget, NodeClaim
+from ..scheduling.scheduler import Abandoned
 from ..scheduling.shared import SharedSetup
 from ..scheduling.requirements import Requirement, Requirements
 from ..state.cluster import Cluster
@@ -30,6 +32,28 @@ class Simulation:
     errors: dict = field(default_factory=dict)  # moved pod name -> why it would not schedule
     nodeclaims: list = field(default_factory=list)  # result.NodeClaimResult of the new NodeClaims
     uninitialized: str | None = None  # a node not yet initialized that would receive moved pods
+    abandoned: str | None = None  # why the run ended early: no command can come of it (run's ceiling)
+
+
+class _Hopeless:
+    """Ends a consolidation simulation once computeConsolidation can no longer make a command of
+    it: a candidate's pod placed on a node not yet initialized, a second new NodeClaim (it replaces
+    with at most one), or the one new NodeClaim's options all priced at or above the candidates'
+    price (RemoveInstanceTypeOptionsByPriceAndMinValues keeps only cheaper types, each at its worst
+    launch price, and a NodeClaim's options only narrow as pods land). Pending pods and those of
+    deleting nodes count too: they are in the same run."""
+
+    def __init__(self, ceiling: float, moved: set[str], uninitialized: set[str], result: SimulationResult) -> None:
+        self.ceiling, self.moved, self.uninitialized, self.result = ceiling, moved, uninitialized, result
+
+    def __call__(self, target: ExistingTarget | NodeClaim, pods: Sequence[Pod], claims: Sequence[NodeClaim]) -> None:
+        if isinstance(target, NodeClaim):
+            if len(self.result.nodeclaims) + len(claims) > 1:  # earlier rounds' NodeClaims are in the result
+                raise Abandoned("removing it would need more than one new node; consolidation replaces with at most one")
+            if target.template.price_floor(target.options) >= self.ceiling:
+                raise Abandoned(f"no cheaper replacement exists for ${self.ceiling:.4f}/h")
+        elif target.name in self.uninitialized and any(p.name in self.moved for p in pods):
+            raise Abandoned(f"its pods would move to node {target.name}, which is not initialized yet")
 
 
 class Simulator:
@@ -117,16 +141,27 @@ class Simulator:
             out.add(node.labels.get(L.HOSTNAME, node.name))
         return frozenset(out)
 
-    def run(self, candidates: Iterable[Candidate], consolidation: bool = True) -> Simulation:
+    def run(self, candidates: Iterable[Candidate], consolidation: bool = True,
+            ceiling: float | None = None) -> Simulation:
         """consolidation: IsConsolidationSimulation, which keeps the candidates' pods off nodes
-        still inside consolidateAfter (drift simulates without it)."""
+        still inside consolidateAfter (drift simulates without it). ceiling: the candidates' price,
+        when only a command matters: the run ends as soon as it cannot give one (_Hopeless), and
+        the Simulation says why in `abandoned`."""
         names = {c.name for c in candidates}
         base = self.inputs
         moved = self._movable(names, self.under_consolidate_after if consolidation else frozenset())
         from_deleting = self._movable(self.deleting - names)
         pending = list(base.pods) + moved + from_deleting
-        result = plan_rounds(SimulationResult(pods=len(pending)), self.existing.without(names), pending, self.pools,
-                             base.daemonsets, self.notes, self.shared)
+        result = SimulationResult(pods=len(pending))
+        watch = None
+        if ceiling is not None:
+            uninitialized = {p.node.name for p in self.prepared} - self.initialized
+            watch = _Hopeless(ceiling, {p.name for p in moved}, uninitialized, result)
+        try:
+            result = plan_rounds(result, self.existing.without(names), pending, self.pools, base.daemonsets,
+                                 self.notes, self.shared, watch)
+        except Abandoned as gone:
+            return Simulation(abandoned=str(gone))
         moved_names = {p.name for p in moved} | {p.name for p in from_deleting}
         sim = Simulation(nodeclaims=list(result.nodeclaims))
         for u in result.unschedulable:

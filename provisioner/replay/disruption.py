@@ -148,7 +148,7 @@ def disruption_pass(cluster: Cluster, pools: dict, pdbs: list, drifted: set, now
             return None
         state = _assemble(load_cluster(objects + rest, judged=True), entries, cache.bound)
     result = _pass_api(state, catalog, wall, region=region, zones=tuple(zones), spot_discount=spot_discount,
-                       spot_to_spot=spot_to_spot)
+                       spot_to_spot=spot_to_spot, explain=False)  # the replay reads only the command
     if cache is not None:
         cache.passes += 1
         cache.quiet = key if not result.commands else None

@@ -7,6 +7,8 @@ requirements narrow re-filters its options with one vectorised AND per changed k
 """
 from __future__ import annotations
 
+import math
+
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +71,7 @@ class TypeTable:
         self._offers: dict[tuple[frozenset[str], frozenset[str]], npt.NDArray[np.bool_]] = {}
         self._columns: dict[tuple[str, str], npt.NDArray[np.int64]] = {}
         self._overheads: dict[tuple[tuple[Any, ...], tuple[str, ...]], _Overhead] = {}
+        self._floors: dict[tuple[Requirement, Requirement], npt.NDArray[np.float64]] = {}
 
     def mask(self, req: Requirement) -> np.ndarray:
         mask = self._masks.get(req)
@@ -133,6 +136,21 @@ class TypeTable:
             # per-type minima with one reduceat instead of ufunc.at.
             self.offered_types, self.off_starts = np.unique(self.off_type, return_index=True)
         return self
+
+    def price_floor(self, zone: Requirement, ct: Requirement) -> np.ndarray:
+        """Per type, its cheapest available offering in these zones and capacity types (inf when
+        it has none)."""
+        floor = self._floors.get((zone, ct))
+        if floor is None:
+            t = self.offering_table()
+            floor = np.full(len(self.types), np.inf)
+            if len(t.off_type):
+                zone_ok = np.array([zone.has(z) for z in self.zone_universe], dtype=bool)
+                ct_ok = np.array([ct.has(c) for c in self.ct_universe], dtype=bool)
+                prices = np.where(zone_ok[t.off_zone] & ct_ok[t.off_ct], t.off_price, np.inf)
+                floor[t.offered_types] = np.minimum.reduceat(prices, t.off_starts)
+            self._floors[(zone, ct)] = floor
+        return floor
 
 
 _TABLES: dict[tuple[int, ...], TypeTable] = {}
@@ -356,6 +374,16 @@ class Template:
         return None
 
     # --- launch ---------------------------------------------------------------------------------
+    def price_floor(self, options: np.ndarray) -> float:
+        """The least any of these options could launch for in the zones and capacity types the
+        NodePool allows. A NodeClaim's options and requirements only narrow as pods land, and
+        consolidation prices its replacement within the NodePool's zones and capacity types
+        (replacement.claim_requirements), so no option it keeps launches for less."""
+        if not len(options):
+            return math.inf
+        floor = self.table.price_floor(self.requirements.get(L.ZONE), self.requirements.get(L.CAPACITY_TYPE))
+        return float(floor[self.rows[options]].min())
+
     def launch(self, options: np.ndarray, reqs: Requirements) -> _Launch:
         """(type index, offering, option names by price): reserved, then spot, then on-demand; cheapest.
 

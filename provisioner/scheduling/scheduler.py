@@ -50,17 +50,27 @@ _Limits = dict[str, Any]
 _Shared = tuple[int, dict[str, Any], dict[int, "Taint | None"], dict[int, StaticCheck]]
 
 
+class Abandoned(Exception):
+    """Raised by a run's `watch` to end it early: its caller already knows the answer."""
+
+
+# (the target that just took pods, those pods, the run's new NodeClaims so far): raises Abandoned to end the run
+Watch = Callable[[_Target, Sequence["Pod"], Sequence[NodeClaim]], None]
+
+
 class Scheduler:
     def __init__(self, nodepools: _Pools, daemonsets: Iterable[DaemonSet] = (), nodes: Iterable[ExistingNode] = (),
                  bound_pods: Iterable[Pod] = (), notes: Iterable[str] = (),
                  prepared: Iterable[PreparedNode] | ExistingNodes | None = None,
-                 shared: SharedSetup | None = None) -> None:
+                 shared: SharedSetup | None = None, watch: Watch | None = None) -> None:
         """nodepools: [(NodePool, [InstanceType])]; notes: why some NodePools were left out.
 
         prepared: the existing nodes as [PreparedNode] or ExistingNodes (scheduling.existing),
         instead of `nodes` and `bound_pods`; shared: a SharedSetup reused by every run of a
-        disruption pass.
+        disruption pass; watch: called after each placement, it may end the run by raising
+        Abandoned (a consolidation simulation whose outcome can no longer be a command).
         """
+        self.watch = watch
         self.nodepools = [(np, its) for np, its in nodepools if np.replicas is None]  # static pools never scale up
         self.daemonsets = list(daemonsets)
         if prepared is None:
@@ -379,8 +389,15 @@ class Scheduler:
             return self._solve(pods)
 
     def _solve(self, pods: Sequence[Pod]) -> Results:
-        self._setup(pods)
         signatures: dict[Any, Signature] = {}
+        try:
+            return self._run(pods, signatures)
+        finally:
+            for sig in signatures.values():  # a variant refers to its signature: break the cycle, so the
+                sig.variants, sig.alternatives = [], []  # run's objects are freed without the collector
+
+    def _run(self, pods: Sequence[Pod], signatures: dict[Any, Signature]) -> Results:
+        self._setup(pods)
         order: list[tuple[Signature, int, Pod]] = []
         for index, pod in enumerate(pods):
             sig = signatures.get(pod.spec.key)
@@ -432,6 +449,8 @@ class Scheduler:
                         self.inflight.reorder(target, before or None, sig.counting + sig.inverse_owned)
                     else:
                         target.commit(variant, proposal, run[i:i + n], self.topology)
+                    if self.watch is not None:
+                        self.watch(target, run[i:i + n], self.claims)
                     if errors:  # pods placed in a later pass failed in an earlier one
                         for pod in run[i:i + n]:
                             errors.pop(pod, None)
@@ -440,10 +459,7 @@ class Scheduler:
             runs = failed
         existing = [self._target(i) for i in sorted(self.made)]  # the others took no pod
         targets: list[_Target] = [*existing, *self.claims]
-        results = build_results(targets, pods, errors)
-        for sig in signatures.values():  # a variant refers to its signature: break the cycle, so the
-            sig.variants, sig.alternatives = [], []  # run's objects are freed without the collector
-        return results
+        return build_results(targets, pods, errors)
 
 
 def _universe_lookup(nodepools: Sequence[tuple[NodePool, Sequence[InstanceType]]],
