@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, cast
+from typing import Callable, Iterable, cast
 
 from kubefacts import labels as L
 from ..models import InstanceType
@@ -100,9 +100,20 @@ def validate_pods(pods: list[PodInfo], limits: Limits) -> str | None:
     return None
 
 
+PodFacts = tuple["str | None", list[PodInfo], float]  # (why its pods block it, reschedulable pods, their cost)
+
+
+def pod_facts(node_pods: list[PodInfo], limits: Limits) -> PodFacts:
+    """What NewCandidate reads of a node's pods: ValidatePodsDisruptable's verdict, the
+    reschedulable pods and computeRescheduleDisruptionCost of them."""
+    reschedulable = [p for p in node_pods if is_reschedulable(p)]
+    return validate_pods(node_pods, limits), reschedulable, reschedule_disruption_cost(reschedulable)
+
+
 def new_candidate(node: StateNode, snap: Snapshot, limits: Limits, pool_types: dict,
-                  node_pods: list[PodInfo]) -> Candidate | str:
-    """NewCandidate: a Candidate, or the sentence saying why the node is none."""
+                  node_pods: list[PodInfo], facts: Callable[[], PodFacts] | None = None) -> Candidate | str:
+    """NewCandidate: a Candidate, or the sentence saying why the node is none. facts: the node's
+    pod_facts when already known (PassState keeps them across a replay's passes)."""
     if why := validate_node(node, snap):
         return why
     pool = node.labels[L.NODEPOOL]
@@ -112,14 +123,14 @@ def new_candidate(node: StateNode, snap: Snapshot, limits: Limits, pool_types: d
     types = pool_types.get(pool)
     if not types:
         return f"NodePool {pool!r} has no instance types (its node class is missing from the snapshot or allows none)"
-    if why := validate_pods(node_pods, limits):
+    why, reschedulable, cost = facts() if facts is not None else pod_facts(node_pods, limits)
+    if why:
         return why
     it = types.get(node.labels.get(L.INSTANCE_TYPE, ""))
     zone, ct = node.labels.get(L.ZONE), node.labels.get(L.CAPACITY_TYPE)
     price = offering_price(it, zone, ct)
-    reschedulable = [p for p in node_pods if is_reschedulable(p)]
     return Candidate(node, pool, spec, it, zone, ct, price if price is not None and not math.isnan(price) else 0.0,
-                     node_pods, reschedulable, reschedule_disruption_cost(reschedulable))
+                     node_pods, reschedulable, cost)
 
 
 def _consolidatable(c: Candidate) -> str | None:

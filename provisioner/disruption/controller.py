@@ -18,6 +18,7 @@ from ..catalog import DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES
 from .drift import Drift
 from .emptiness import Emptiness
 from .multinodeconsolidation import MultiNodeConsolidation
+from .pass_memo import PassMemo
 from .pass_state import PassState
 from .replacement import Replacement
 from .singlenodeconsolidation import SingleNodeConsolidation
@@ -164,16 +165,18 @@ def _gate(cluster: Cluster, spot_to_spot: bool | None) -> bool:
 def disruption_pass(cluster: Cluster, catalog: object = None, now: datetime | None = None, *,
                     region: str = DEFAULT_REGION, zones: Iterable[str] = DEFAULT_ZONES,
                     spot_discount: float = DEFAULT_SPOT_DISCOUNT,
-                    spot_to_spot: bool | None = None, explain: bool = True) -> DisruptionPass:
+                    spot_to_spot: bool | None = None, explain: bool = True,
+                    memo: PassMemo | None = None) -> DisruptionPass:
     """The disruption commands Karpenter would start in one pass over this cluster
     (state.Cluster from state.reader.load_cluster), at `now` (UTC; None: scheduled budgets
     active). Pure: the cluster is not changed. explain False: the same commands, but `blocked`
     may say less precisely why a node stays (consolidation simulations end once they cannot
-    give a command), for callers that read only the commands."""
+    give a command), for callers that read only the commands. memo: a PassMemo kept across the
+    passes of one changing cluster (a replay); the answer is the same without it."""
     if now is not None and now.tzinfo is not None:
         now = now.astimezone(timezone.utc).replace(tzinfo=None)
     state = PassState(cluster, resolve_catalog(catalog), region, zones, spot_discount, _gate(cluster, spot_to_spot), now,
-                      explain)
+                      explain, memo)
     command = run_pass(state, new_methods(state, drift=True))
     result = DisruptionPass(blocked=_blocked(state, command, "no disruption found for it in this pass"),
                             eligible=dict(state.eligible), price_usd_hour=sum(state.prices.values()))

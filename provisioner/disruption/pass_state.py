@@ -7,13 +7,15 @@ keeps each node out (the first one given wins, as the methods run in upstream's 
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Iterable
 
 from kubefacts import labels as L
 from ..catalog import Catalog
 from ..planning import nodepool_instance_types
 from .budgets import budget_mapping
-from .candidates import new_candidate, offering_price, pods_by_node, pool_totals
+from .candidates import PodFacts, new_candidate, offering_price, pod_facts, pods_by_node, pool_totals
+from .pass_memo import PassMemo, same
 from ..state.cluster import Cluster
 from .pdb import Limits
 from .simulation import Simulator
@@ -22,9 +24,10 @@ from .types import Candidate
 
 class PassState:
     def __init__(self, cluster: Cluster, catalog: Catalog, region: str, zones: Iterable[str], spot_discount: float,
-                 spot_to_spot: bool, now: datetime | None, explain: bool = True) -> None:
+                 spot_to_spot: bool, now: datetime | None, explain: bool = True, memo: PassMemo | None = None) -> None:
         """explain False: only the pass's command matters, not why each node stays (a replay): a
-        consolidation simulation ends as soon as it cannot give a command (Simulator.run's ceiling)."""
+        consolidation simulation ends as soon as it cannot give a command (Simulator.run's ceiling).
+        memo: what earlier passes over this changing cluster derived (a replay's), or None."""
         assert cluster.inputs is not None  # read with the scheduling models (state.reader, not facts=True)
         self.cluster = cluster
         self.spot_to_spot = spot_to_spot
@@ -36,7 +39,10 @@ class PassState:
         self.pool_models = {np_.name: np_ for np_, _ in self.pools}
         self.pool_types = {np_.name: {it.name: it for it in its} for np_, its in self.pools}
         self.limits = Limits(cluster.pdbs)
-        self.simulator = Simulator(cluster, self.pools, notes, self.limits)
+        self.simulator = Simulator(cluster, self.pools, notes, self.limits, memo)
+        if memo is not None:
+            memo.forget({n.name for n in cluster.nodes})
+        self.memo = memo if memo is not None and not self.limits.pdbs else None  # pod facts hold only without PDBs
         self.by_node = pods_by_node(cluster)
         self.reasons: dict = {}  # node -> decisive reason
         self.managed = [n for n in cluster.nodes if n.claim is not None or L.NODEPOOL in n.labels]
@@ -46,13 +52,25 @@ class PassState:
             self.prices[n.name] = offering_price(it, n.labels.get(L.ZONE), n.labels.get(L.CAPACITY_TYPE)) or 0.0
         self.candidates: list[Candidate] = []
         for n in self.managed:
-            made = new_candidate(n, cluster, self.limits, self.pool_types, self.by_node.get(n.name, []))
+            pods = self.by_node.get(n.name, [])
+            facts = partial(self._pod_facts, n.name, pods) if self.memo is not None else None
+            made = new_candidate(n, cluster, self.limits, self.pool_types, pods, facts)
             if isinstance(made, Candidate):
                 self.candidates.append(made)
             else:
                 self.reasons[n.name] = made
         self.totals = pool_totals(self.candidates, cluster, self.prices, self.by_node)
         self.eligible: dict = {}  # method name -> number of candidates ShouldDisrupt kept
+
+    def _pod_facts(self, name: str, pods: list) -> PodFacts:
+        """pod_facts of a node's pods, kept while they are the same objects."""
+        assert self.memo is not None
+        kept = self.memo.pod_facts.get(name)
+        if kept is not None and same(kept[0], pods):
+            return kept[1]
+        facts = pod_facts(pods, self.limits)
+        self.memo.pod_facts[name] = (pods, facts)
+        return facts
 
     def note(self, c: Candidate, why: str) -> None:
         self.reasons.setdefault(c.name, why)

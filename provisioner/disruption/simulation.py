@@ -17,6 +17,7 @@ from ..scheduling.shared import SharedSetup
 from ..scheduling.requirements import Requirement, Requirements
 from ..state.cluster import Cluster
 from ..state.statenode import StateNode
+from .pass_memo import PassMemo, same
 from .pdb import Limits
 from .types import Candidate
 
@@ -59,7 +60,9 @@ class _Hopeless:
 class Simulator:
     """Schedules with a fixed snapshot; one instance serves every candidate set of a pass."""
 
-    def __init__(self, snap: Cluster, pools: list, notes: Iterable[str], limits: Limits) -> None:
+    def __init__(self, snap: Cluster, pools: list, notes: Iterable[str], limits: Limits,
+                 memo: PassMemo | None = None) -> None:
+        """memo: what earlier passes over this changing cluster derived (a replay's), or None."""
         base = snap.inputs
         assert base is not None  # read with the scheduling models (state.reader, not facts=True)
         self.snap, self.inputs, self.pools, self.notes, self.limits = snap, base, pools, list(notes), limits
@@ -72,7 +75,10 @@ class Simulator:
         self.deleting = {n.name for n in snap.nodes if marked_for_deletion(n)}
         self.initialized = {n.name for n in snap.nodes
                             if n.claim is None or n.labels.get(L.INITIALIZED) == "true"}
-        self._copies: dict = {}
+        # The memo's pod facts hold only without PDBs (with them, reschedulability depends on their status).
+        self.memo = memo if memo is not None and not limits.pdbs else None
+        self._copies: dict = self.memo.avoiding if self.memo is not None else {}  # by content key
+        self._own: dict = {}  # by id(spec), this pass only
         self._reschedulable: dict = {}  # node name -> its currently reschedulable pod models
         self._unbound: dict = {}  # (node name, avoided hostnames) -> those pods unbound, for a simulation
         self.under_consolidate_after = self._under_consolidate_after(snap)
@@ -83,7 +89,7 @@ class Simulator:
                       daemonsets=base.daemonsets, nodes=[n for n in base.nodes if n.name not in self.deleting],
                       overlays=base.overlays, namespaces=base.namespaces)
         nodes, bound, _, _ = scheduling_view(rest)
-        self.prepared = prepare_nodes(nodes, bound, base.daemonsets)
+        self.prepared = prepare_nodes(nodes, bound, base.daemonsets, memo.prepared if memo is not None else None)
         self.existing = ExistingNodes(self.prepared)
         self.shared = SharedSetup()
 
@@ -91,11 +97,20 @@ class Simulator:
         """The currently reschedulable pods of these nodes, unbound (CurrentlyReschedulablePods),
         kept off the nodes in `avoid`."""
         out: list[Pod] = []
+        memo = self.memo
         for name in sorted(node_names):
             key = (name, avoid)
             pods = self._unbound.get(key)
             if pods is None:  # the same Pods serve every simulation of the pass (none changes them)
-                pods = self._unbound[key] = [Pod(m.name, self._avoiding(m.spec, avoid)) for m in self.reschedulable(name)]
+                models = self.reschedulable(name)
+                kept = memo.unbound.get(name) if memo is not None else None
+                if kept is not None and kept[0] == avoid and kept[1] is models:  # and so in later passes
+                    pods = kept[2]
+                else:
+                    pods = [Pod(m.name, self._avoiding(m.spec, avoid)) for m in models]
+                    if memo is not None:
+                        memo.unbound[name] = (avoid, models, pods)
+                self._unbound[key] = pods
             out.extend(pods)
         return out
 
@@ -104,11 +119,16 @@ class Simulator:
         PDBs' limits do not change while a pass simulates)."""
         found = self._reschedulable.get(name)
         if found is None:
-            found = []
-            for info in self.info_by_node.get(name, []):
-                model = self.models.get(info.name)
-                if model is not None and self.limits.is_currently_reschedulable(info):
-                    found.append(model)
+            infos = self.info_by_node.get(name, [])
+            models = [self.models.get(info.name) for info in infos]
+            kept = self.memo.reschedulable.get(name) if self.memo is not None else None
+            if kept is not None and same(kept[0], infos) and same(kept[1], models):
+                found = kept[2]  # the same list object, so _movable's memo holds too
+            else:
+                found = [model for info, model in zip(infos, models)
+                         if model is not None and self.limits.is_currently_reschedulable(info)]
+                if self.memo is not None:
+                    self.memo.reschedulable[name] = (infos, models, found)
             self._reschedulable[name] = found
         return found
 
@@ -118,14 +138,20 @@ class Simulator:
         if not hostnames:
             return spec
         # Specs of equal canonical content (PodSpec.key) are one signature to the scheduler, so
-        # they share one copy; a spec with volume topology is keyed by itself.
-        key = (spec.key if spec.key and not spec.volume_alternatives else id(spec), hostnames)
-        if key not in self._copies:
+        # they share one copy, kept across passes by the memo; a spec with volume topology is
+        # keyed by itself, for this pass only (an id may be reused once its spec is gone).
+        key: tuple[object, frozenset]
+        if spec.key and not spec.volume_alternatives:
+            copies, key = self._copies, (spec.key, hostnames)
+        else:
+            copies, key = self._own, (id(spec), hostnames)
+        copy = copies.get(key)
+        if copy is None:
             away = Requirement.of(L.HOSTNAME, "NotIn", sorted(hostnames))
             terms = spec.required_terms or (Requirements(),)
-            self._copies[key] = replace(spec, required_terms=tuple(t.merged(Requirements([away])) for t in terms),
-                                        key=(spec.key, "not-on", tuple(sorted(hostnames))))
-        return self._copies[key]
+            copy = copies[key] = replace(spec, required_terms=tuple(t.merged(Requirements([away])) for t in terms),
+                                         key=(spec.key, "not-on", tuple(sorted(hostnames))))
+        return copy
 
     def _under_consolidate_after(self, snap: Cluster) -> frozenset:
         """Nodes whose NodeClaim is still inside its NodePool's consolidateAfter (no Consolidatable

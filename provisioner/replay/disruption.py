@@ -24,6 +24,7 @@ from ..quantity import format_resources
 # One pass of the disruption controller, the documented pure function (provisioner/README.md).
 from ..disruption.budgets import budget_active
 from ..disruption.controller import disruption_pass as _pass_api
+from ..disruption.pass_memo import PassMemo
 from ..loader.fields import Ctx
 from ..loader.pods import MAX_PODS, load_pod
 from ..loader.provisionable import pod_reason
@@ -121,6 +122,7 @@ class PassCache:
         self.bound: dict = {}  # pod name -> (its read, node, Pod model, PodInfo) as the last pass had them
         self.skip = skip
         self.quiet: tuple | None = None  # the inputs of the last pass that found nothing
+        self.memo = PassMemo()  # what the disruption API derives of unchanged nodes and pods
         self.passes = 0  # passes that ran the disruption API
         self.skipped = 0  # passes skipped as unchanged
 
@@ -148,7 +150,8 @@ def disruption_pass(cluster: Cluster, pools: dict, pdbs: list, drifted: set, now
             return None
         state = _assemble(load_cluster(objects + rest, judged=True), entries, cache.bound)
     result = _pass_api(state, catalog, wall, region=region, zones=tuple(zones), spot_discount=spot_discount,
-                       spot_to_spot=spot_to_spot, explain=False)  # the replay reads only the command
+                       spot_to_spot=spot_to_spot, explain=False,  # the replay reads only the command
+                       memo=cache.memo if cache is not None else None)
     if cache is not None:
         cache.passes += 1
         cache.quiet = key if not result.commands else None

@@ -10,7 +10,8 @@ shares the scheduler's set-up across a pass (kubernetes-sigs/karpenter PR #3271)
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from operator import is_
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -83,6 +84,16 @@ class PreparedNode:
         self.sort_key = (not getattr(node, "initialized", True), node.name)
         self._vector = (None, [])
 
+    def at(self, positions: list[int]) -> "PreparedNode":
+        """This node with its pods at other positions in the run's list of bound pods (only the
+        order of the anti-affinity groups depends on them)."""
+        out = object.__new__(PreparedNode)
+        for slot in PreparedNode.__slots__:
+            setattr(out, slot, getattr(self, slot))
+        out.positions = positions
+        out.anti = [(pos, pod.spec, term) for pos, pod in zip(positions, self.bound) for term in pod.spec.anti_affinity]
+        return out
+
     def with_pods(self, pods: Iterable[Pod], positions: Iterable[int],
                   daemonsets: Sequence[DaemonSet]) -> "PreparedNode":
         """This node after more pods were bound to it (a later provisioning round)."""
@@ -105,16 +116,52 @@ class PreparedNode:
         return target
 
 
+class PreparedMemo:
+    """PreparedNodes kept across runs over a changing cluster (prepare_nodes' memo): one is reused
+    while its node reads the same, its pods are the very same objects, and the DaemonSets have
+    the same content (by name and PodSpec.key)."""
+
+    def __init__(self) -> None:
+        self.daemonsets: tuple[tuple[str, Any], ...] | None = None
+        self.nodes: dict[str, tuple[ExistingNode, list[Pod], PreparedNode]] = {}
+
+
+def _daemonsets_key(daemonsets: Sequence[DaemonSet]) -> tuple[tuple[str, Any], ...] | None:
+    keys = tuple((d.name, d.spec.key) for d in daemonsets)
+    return keys if all(k for _, k in keys) else None  # a spec without a canonical key: no memo
+
+
 def prepare_nodes(nodes: Iterable[ExistingNode], bound_pods: Iterable[Pod],
-                  daemonsets: Sequence[DaemonSet]) -> list[PreparedNode]:
-    """A PreparedNode per node, its pods taken from `bound_pods` (pods bound elsewhere ignored)."""
+                  daemonsets: Sequence[DaemonSet], memo: PreparedMemo | None = None) -> list[PreparedNode]:
+    """A PreparedNode per node, its pods taken from `bound_pods` (pods bound elsewhere ignored);
+    `memo`: PreparedNodes of earlier calls, reused where nothing they were made from changed."""
     by_node: dict[str | None, list[tuple[int, Pod]]] = {}
     for pos, pod in enumerate(bound_pods):
         by_node.setdefault(pod.node_name, []).append((pos, pod))
+    if memo is not None:
+        key = _daemonsets_key(daemonsets)
+        if key is None or key != memo.daemonsets:
+            memo.nodes.clear()
+        memo.daemonsets = key
+        if key is None:
+            memo = None
     out = []
     for node in nodes:
         mine = by_node.get(node.name, [])
-        out.append(PreparedNode(node, [p for _, p in mine], daemonsets, [pos for pos, _ in mine]))
+        pods, positions = [p for _, p in mine], [pos for pos, _ in mine]
+        kept = memo.nodes.get(node.name) if memo is not None else None
+        if (kept is not None and vars(kept[0]) == vars(node)  # ExistingNode compares by identity: compare its fields
+                and len(kept[1]) == len(pods) and all(map(is_, kept[1], pods))):
+            prep = kept[2] if kept[2].positions == positions else kept[2].at(positions)
+        else:
+            prep = PreparedNode(node, pods, daemonsets, positions)
+            if memo is not None:
+                memo.nodes[node.name] = (node, pods, prep)
+        out.append(prep)
+    if memo is not None and len(memo.nodes) > 2 * len(out) + 16:  # forget nodes long gone
+        present = {p.node.name for p in out}
+        for name in [n for n in memo.nodes if n not in present]:
+            del memo.nodes[name]
     return out
 
 

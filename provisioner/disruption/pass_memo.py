@@ -1,0 +1,39 @@
+"""What a series of disruption passes over one changing cluster (a replay) keeps from one pass to
+the next: facts derived from a node and its pods, reused while the models they were derived from
+are the very same objects (the replay hands each pass the same pod models while a pod is
+unchanged, replay.disruption.PassCache) and the node reads the same. Upstream's disruption
+controller likewise reads an informer cache kept up to date, not the whole cluster afresh.
+
+Only facts that depend on nothing else are kept: with PodDisruptionBudgets present a pod's
+reschedulability depends on them too, and the memo is not consulted.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import is_
+from typing import Any
+
+from ..scheduling.existing import PreparedMemo
+
+
+def same(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Whether two sequences hold the very same objects, in order."""
+    return len(a) == len(b) and all(map(is_, a, b))
+
+
+class PassMemo:
+    def __init__(self) -> None:
+        self.prepared = PreparedMemo()  # the existing nodes as the scheduler prepares them
+        self.reschedulable: dict[str, tuple[list[Any], list[Any], list[Any]]] = {}  # node -> (infos, models, movable models)
+        self.unbound: dict[str, tuple[frozenset[str], list[Any], list[Any]]] = {}  # node -> (avoided, models, unbound Pods)
+        self.avoiding: dict[tuple[Any, frozenset[str]], Any] = {}  # (PodSpec.key, hostnames) -> the copy kept off them
+        self.pod_facts: dict[str, tuple[list[Any], Any]] = {}  # node -> (its PodInfos, new_candidate's facts of them)
+
+    def forget(self, present: set[str]) -> None:
+        """Drop what was kept for nodes no longer present, once they outnumber those that are."""
+        for table in (self.reschedulable, self.unbound, self.pod_facts):
+            if len(table) > 2 * len(present) + 16:
+                for name in [n for n in table if n not in present]:
+                    del table[name]
+        if len(self.avoiding) > 20_000:
+            self.avoiding.clear()
