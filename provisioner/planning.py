@@ -11,7 +11,7 @@ from .catalog import (DEFAULT_REGION, DEFAULT_SPOT_DISCOUNT, DEFAULT_ZONES, Cata
                       catalog_from_dict, shipped_catalog)
 from .models import ExistingNode, Inputs
 from .result import Ignored, NodeClaimResult, SimulationResult, Unschedulable
-from .scheduling.existing import ExistingNodes, PreparedNode, prepare_nodes
+from .scheduling.existing import ExistingNodes, PreparedMemo, PreparedNode, prepare_nodes
 from .scheduling.resources import add
 from .scheduling.scheduler import Scheduler
 from .state import build_cluster
@@ -55,19 +55,20 @@ def simulate_inputs(inputs: Inputs, catalog=None, region: str = DEFAULT_REGION,
     return plan_pools(inputs, pools, notes)
 
 
-def plan_pools(inputs: Inputs, pools, notes=()) -> SimulationResult:
+def plan_pools(inputs: Inputs, pools, notes=(), memo: PreparedMemo | None = None) -> SimulationResult:
     """Schedule `inputs` against explicit [(NodePool, [InstanceType])] (no catalog involved).
 
     Cluster state first (provisioner.state): launched NodeClaims and uninitialized nodes count as
     capacity, nodes being deleted do not and their pods are scheduled again. Then provisioning
-    rounds as Karpenter runs them (plan_rounds).
+    rounds as Karpenter runs them (plan_rounds). memo: the existing nodes prepared by earlier
+    calls over the same changing cluster (scheduling.existing.PreparedMemo), or None.
     """
     nodes, bound, pending, deleting = scheduling_view(inputs)
     result = SimulationResult(pods=len(pending), warnings=list(inputs.warnings) + list(notes))
     result.ignored = [Ignored(name, reason) for name, reason in inputs.ignored]
     if deleting:
         result.warnings.append(f"nodes being deleted are not used, their pods are scheduled again: {', '.join(sorted(deleting))}")
-    return plan_rounds(result, prepare_nodes(nodes, bound, inputs.daemonsets), pending, pools, inputs.daemonsets, notes)
+    return plan_rounds(result, prepare_nodes(nodes, bound, inputs.daemonsets, memo), pending, pools, inputs.daemonsets, notes)
 
 
 def scheduling_view(inputs: Inputs):

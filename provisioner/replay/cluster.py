@@ -17,8 +17,10 @@ from typing import Callable, Iterable
 
 from kubefacts import labels as L
 from ..api import plan_pools
+from ..disruption.pass_memo import same
 from ..models import ExistingNode, Inputs, Pod, PodSpec
 from ..result import SimulationResult
+from ..scheduling.existing import PreparedMemo
 from ..scheduling.instance_selection import template_requirements
 from ..scheduling.plan import node_labels
 from ..scheduling.resources import fits, subtract, total
@@ -49,6 +51,7 @@ class SimNode:
     terminated_at: float | None = None
     annotations: dict = field(default_factory=dict)
     record: Disruption | None = None  # the disruption record its drain's evictions count toward
+    free: tuple | None = field(default=None, repr=False)  # (its SimPods, allocatable less their requests)
     pods: set = field(default_factory=set)  # names of pods bound to it
 
     @property
@@ -79,10 +82,18 @@ class SimPod:
     run_for: float | None = None
     daemon: bool = False
     raw_spec: dict | None = None  # the pod spec as given (the disruption API reads objects)
+    _model: Pod | None = field(default=None, repr=False)  # the last model made, reused while on the same node
 
     def model(self, node_name: str | None = None) -> Pod:
-        return Pod(self.name, self.spec, node_name=node_name,
-                   owner_kinds=frozenset({self.owner[1]}) if self.owner else frozenset(), daemon=self.daemon)
+        """The scheduling core's Pod, the same object while the node is (so prepared nodes of
+        earlier runs are reused: scheduling.existing.PreparedMemo); nothing it is made of
+        changes in place (a changed pod is a new SimPod)."""
+        made = self._model
+        if made is None or made.node_name != node_name:
+            made = self._model = Pod(self.name, self.spec, node_name=node_name,
+                                     owner_kinds=frozenset({self.owner[1]}) if self.owner else frozenset(),
+                                     daemon=self.daemon)
+        return made
 
 
 class Cluster:
@@ -95,6 +106,7 @@ class Cluster:
         self.pods: dict = {}  # name -> SimPod
         self.pending: dict = {}  # name -> SimPod not bound (ordered by creation)
         self.seq = 0
+        self.prepared = PreparedMemo()  # the nodes as the scheduler last prepared them
 
     # -- scheduling views -------------------------------------------------------------------------
     def pool_models(self) -> dict:
@@ -111,7 +123,7 @@ class Cluster:
                         pods=[p.model() for p in pending], bound_pods=bound + nominated,
                         daemonsets=self.inputs.daemonsets, nodes=[n.existing() for n in nodes],
                         overlays=self.inputs.overlays, namespaces=self.inputs.namespaces)
-        return plan_pools(inputs, pools)
+        return plan_pools(inputs, pools, memo=self.prepared)
 
     def kube_schedule(self, now: float) -> list:
         """Bind pending pods to Ready capacity; the pods bound."""
@@ -134,8 +146,13 @@ class Cluster:
         scheduling run also applies (with DaemonSet overhead and nominated pods besides, which only
         take more), so when nothing fits here that run would bind nothing. Most runs while pods
         wait for new nodes are of that kind."""
-        free = [subtract(node.allocatable, total(self.pods[name].spec.requests for name in node.pods))
-                for node in nodes]
+        free = []
+        for node in nodes:
+            pods = tuple(self.pods[name] for name in node.pods)
+            kept = node.free
+            if kept is None or not same(kept[0], pods):  # summed again only when its pods changed
+                kept = node.free = (pods, subtract(node.allocatable, total(p.spec.requests for p in pods)))
+            free.append(kept[1])
         seen: set = set()
         for pod in pending:
             requests = pod.spec.requests

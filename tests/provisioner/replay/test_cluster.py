@@ -1,7 +1,7 @@
 """The replayed cluster's bookkeeping (provisioner/replay/cluster.py)."""
 from __future__ import annotations
 
-from provisioner.models import Inputs
+from provisioner.models import Inputs, PodSpec
 from provisioner.replay.cluster import Cluster, SimNode, SimPod
 
 
@@ -23,3 +23,37 @@ def test_a_pod_recreated_under_a_bound_pods_name_leaves_no_stale_name_on_the_nod
     cluster.add_pod(new)
     cluster.remove_pod(new, 2.0)
     assert node.pods == set() and cluster.pods == {}
+
+
+def _sized(name: str, cpu: int) -> SimPod:
+    spec = PodSpec(namespace="default", labels={}, requests={"cpu": cpu, "pods": 1000})
+    return SimPod(name, spec=spec, workload=None, labels={}, annotations={}, owner=None, created_at=0.0)
+
+
+def test_what_a_node_has_left_follows_its_pods_as_they_come_and_go():
+    """Cluster._some_fit keeps each node's free resources while its pods are the same objects."""
+    cluster = Cluster([], Inputs())
+    node = SimNode("n1", "default", "m5.large", "on-demand", "us-east-1a", 0.1, {}, (), {"cpu": 2000, "pods": 110_000},
+                   {}, 0.0, ready_at=0.0)
+    cluster.nodes[node.name] = node
+    big = _sized("default/big", 1500)
+    waiting = _sized("default/waiting", 1000)
+    cluster.add_pod(waiting)
+    assert cluster._some_fit([waiting], [node])
+    cluster.add_pod(big)
+    cluster.bind(big, "n1", 1.0)
+    assert not cluster._some_fit([waiting], [node])
+    cluster.remove_pod(big, 2.0)
+    assert cluster._some_fit([waiting], [node])
+    other = _sized("default/big", 1500)  # the same name, another pod
+    cluster.add_pod(other)
+    cluster.bind(other, "n1", 3.0)
+    assert not cluster._some_fit([waiting], [node])
+
+
+def test_a_pods_model_is_kept_while_its_node_is_the_same():
+    pod = _sized("default/web-0", 100)
+    first = pod.model("n1")
+    assert pod.model("n1") is first and first.node_name == "n1"
+    moved = pod.model("n2")
+    assert moved is not first and moved.node_name == "n2" and pod.model().node_name is None
