@@ -104,12 +104,22 @@ class Simulator:
             if pods is None:  # the same Pods serve every simulation of the pass (none changes them)
                 models = self.reschedulable(name)
                 kept = memo.unbound.get(name) if memo is not None else None
-                if kept is not None and kept[0] == avoid and kept[1] is models:  # and so in later passes
-                    pods = kept[2]
-                else:
-                    pods = [Pod(m.name, self._avoiding(m.spec, avoid)) for m in models]
+                if kept is None or kept[0] is not models:
+                    kept = (models, {})
                     if memo is not None:
-                        memo.unbound[name] = (avoid, models, pods)
+                        memo.unbound[name] = kept
+                pods = kept[1].get(avoid)  # and so in later passes, while the node's pods are the same
+                if pods is None:
+                    copies: dict = {}  # replicas share their spec object: one copy each
+                    pods = []
+                    for m in models:
+                        spec = copies.get(id(m.spec))
+                        if spec is None:
+                            spec = copies[id(m.spec)] = self._avoiding(m.spec, avoid)
+                        pods.append(Pod(m.name, spec))
+                    if len(kept[1]) >= 4:  # the nodes avoided change as nodes age past consolidateAfter
+                        kept[1].pop(next(iter(kept[1])))
+                    kept[1][avoid] = pods
                 self._unbound[key] = pods
             out.extend(pods)
         return out
