@@ -4,8 +4,8 @@ upstream's order (pkg/controllers/disruption/controller.go: emptiness, drift, mu
 consolidation, single-node consolidation; the first that produces a command ends the pass) through
 the disruption API `provisioner consolidate` uses, so the replay decides exactly as that command does.
 
-PodDisruptionBudget status is computed from the replayed pods (the disruption controller of
-kube-controller-manager): healthy = matching pods bound to Ready nodes, expected = matching pods.
+The objects are made in objects.py; a replay's passes put the state together from the reads of
+earlier passes (pass_cache.py), or read all the objects with load_cluster.
 """
 from __future__ import annotations
 

@@ -88,7 +88,8 @@ def pass_view(cluster: Cluster, objects: list, pools: dict, pdbs: list, drifted:
     pdb_objs = pdb_objects(cluster, pdbs)
     pdb_text = json.dumps(pdb_objs, sort_keys=True, default=str) if pdb_objs else ""
     windows = tuple(budget_active(b, wall) for spec in pools.values() for b in spec.budgets)
-    key = (given, tuple(facts), pdb_text, list(cache.pods.keys.values), windows)
+    # The pods' part: each pod's (read, node) in order, as the lists (pod_reads.py) hold them now.
+    key = (given, tuple(facts), pdb_text, list(cache.pods.keys.values), windows) if cache.skip else ()
     return PassView(key, lambda: _state(cache, facts, pdb_objs, pdb_text, stamp(wall, 0)))
 
 
