@@ -90,8 +90,9 @@ class SimPod:
 class Cluster:
     """Mutable state; every mutation goes through a method so the counters stay exact. A pod's
     node changes only by bind, and its other fields (what its object is made of) not while it is
-    in the cluster; `pod_log`, once a reader sets it to a list (the disruption passes' PassCache),
-    says which pods were added, bound or removed, in order, since the reader last took it."""
+    in the cluster once a reader set `pod_log` to a list (the disruption passes' PassCache, at
+    their first pass): from then on the log says which pods were added, bound or removed, in
+    order, since the reader last took it."""
 
     def __init__(self, pools: list, inputs: Inputs) -> None:
         self.pools = pools  # [(NodePool, [InstanceType])]
