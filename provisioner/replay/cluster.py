@@ -26,6 +26,8 @@ from ..scheduling.plan import node_labels
 from ..scheduling.resources import fits, subtract, total
 from .metrics import Disruption
 
+LOG_LIMIT = 200_000  # pod changes kept for a reader between two of its reads (Cluster.pod_log)
+
 
 @dataclass(eq=False)
 class SimNode:
@@ -97,7 +99,11 @@ class SimPod:
 
 
 class Cluster:
-    """Mutable state; every mutation goes through a method so the counters stay exact."""
+    """Mutable state; every mutation goes through a method so the counters stay exact. A pod's
+    node changes only by bind, and its other fields (what its object is made of) not while it is
+    in the cluster once a reader set `pod_log` to a list (the disruption passes' PassCache, at
+    their first pass): from then on the log says which pods were added, bound or removed, in
+    order, since the reader last took it."""
 
     def __init__(self, pools: list, inputs: Inputs) -> None:
         self.pools = pools  # [(NodePool, [InstanceType])]
@@ -107,6 +113,14 @@ class Cluster:
         self.pending: dict = {}  # name -> SimPod not bound (ordered by creation)
         self.seq = 0
         self.prepared = PreparedMemo()  # the nodes as the scheduler last prepared them
+        self.pod_log: list | None = None  # (pod name, "add" | "bind" | "remove"), when read (above)
+
+    def _log(self, name: str, change: str) -> None:
+        log = self.pod_log
+        if log is not None:
+            # A reader that stops taking it reads the pods afresh instead (None).
+            self.pod_log = log if len(log) < LOG_LIMIT else None
+            log.append((name, change))
 
     # -- scheduling views -------------------------------------------------------------------------
     def pool_models(self) -> dict:
@@ -221,11 +235,13 @@ class Cluster:
             # keep the old one's name (every name a node holds is a pod of the cluster).
             self.nodes[old.node].pods.discard(pod.name)
         self.pods[pod.name] = pod
+        self._log(pod.name, "add")
         if pod.node is None:
             self.pending[pod.name] = pod
 
     def bind(self, pod: SimPod, node_name: str, now: float) -> SimPod:
         pod.node, pod.nominated, pod.bound_at = node_name, None, now
+        self._log(pod.name, "bind")
         self.pending.pop(pod.name, None)
         node = self.nodes[node_name]
         node.pods.add(pod.name)
@@ -234,6 +250,7 @@ class Cluster:
 
     def remove_pod(self, pod: SimPod, now: float) -> None:
         self.pods.pop(pod.name, None)
+        self._log(pod.name, "remove")
         self.pending.pop(pod.name, None)
         if pod.node is not None and pod.node in self.nodes:
             node = self.nodes[pod.node]

@@ -57,3 +57,17 @@ def test_a_pods_model_is_kept_while_its_node_is_the_same():
     assert pod.model("n1") is first and first.node_name == "n1"
     moved = pod.model("n2")
     assert moved is not first and moved.node_name == "n2" and pod.model().node_name is None
+def test_pod_log_lists_the_pods_added_bound_and_removed_once_a_reader_sets_it():
+    """Cluster.pod_log is what the disruption passes' cache (replay/pod_reads.py) keeps its pod
+    lists by: every change to a pod's presence or node, in order; None until a reader sets it."""
+    cluster = Cluster([], Inputs())
+    node = SimNode("n1", "default", "m5.large", "on-demand", "us-east-1a", 0.1, {}, (), {}, {}, 0.0, ready_at=0.0)
+    cluster.nodes[node.name] = node
+    a = _pod("default/a")
+    cluster.add_pod(a)
+    assert cluster.pod_log is None
+    cluster.pod_log = []
+    cluster.add_pod(_pod("default/b"))
+    cluster.bind(a, "n1", 1.0)
+    cluster.remove_pod(a, 2.0)
+    assert cluster.pod_log == [("default/b", "add"), ("default/a", "bind"), ("default/a", "remove")]
