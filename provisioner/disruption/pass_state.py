@@ -39,11 +39,11 @@ class PassState:
         self.pool_models = {np_.name: np_ for np_, _ in self.pools}
         self.pool_types = {np_.name: {it.name: it for it in its} for np_, its in self.pools}
         self.limits = Limits(cluster.pdbs)
-        self.simulator = Simulator(cluster, self.pools, notes, self.limits, memo)
+        self.by_node = pods_by_node(cluster)
+        self.simulator = Simulator(cluster, self.pools, notes, self.limits, memo, self.by_node)
         if memo is not None:
             memo.forget({n.name for n in cluster.nodes})
         self.memo = memo if memo is not None and not self.limits.pdbs else None  # pod facts hold only without PDBs
-        self.by_node = pods_by_node(cluster)
         self.reasons: dict = {}  # node -> decisive reason
         self.managed = [n for n in cluster.nodes if n.claim is not None or L.NODEPOOL in n.labels]
         self.prices = {}

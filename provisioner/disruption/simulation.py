@@ -17,6 +17,7 @@ from ..scheduling.shared import SharedSetup
 from ..scheduling.requirements import Requirement, Requirements
 from ..state.cluster import Cluster
 from ..state.statenode import StateNode
+from .candidates import pods_by_node
 from .pass_memo import PassMemo, same
 from .pdb import Limits
 from .types import Candidate
@@ -61,17 +62,15 @@ class Simulator:
     """Schedules with a fixed snapshot; one instance serves every candidate set of a pass."""
 
     def __init__(self, snap: Cluster, pools: list, notes: Iterable[str], limits: Limits,
-                 memo: PassMemo | None = None) -> None:
-        """memo: what earlier passes over this changing cluster derived (a replay's), or None."""
+                 memo: PassMemo | None = None, by_node: dict | None = None) -> None:
+        """memo: what earlier passes over this changing cluster derived (a replay's), or None;
+        by_node: the pods' PodInfos per node (candidates.pods_by_node), when already grouped."""
         base = snap.inputs
         assert base is not None  # read with the scheduling models (state.reader, not facts=True)
         self.snap, self.inputs, self.pools, self.notes, self.limits = snap, base, pools, list(notes), limits
         self.models = {p.name: p for p in base.bound_pods}
-        self.pod_models = {**{p.name: p for p in base.pods}, **self.models}  # pending and bound
-        self.info_by_node: dict = {}
-        for info in snap.pods:
-            if info.node_name:
-                self.info_by_node.setdefault(info.node_name, []).append(info)
+        self._pod_models: dict | None = None
+        self.info_by_node: dict = by_node if by_node is not None else pods_by_node(snap)
         self.deleting = {n.name for n in snap.nodes if marked_for_deletion(n)}
         self.initialized = {n.name for n in snap.nodes
                             if n.claim is None or n.labels.get(L.INITIALIZED) == "true"}
@@ -84,14 +83,22 @@ class Simulator:
         self.under_consolidate_after = self._under_consolidate_after(snap)
         # The cluster without the nodes being deleted, prepared for the scheduler once: each run
         # only leaves its candidates out (what plan_pools would do on inputs without them).
+        deleting = self.deleting
         rest = Inputs(nodepools=base.nodepools, nodeclasses=base.nodeclasses, pods=[],
-                      bound_pods=[p for p in base.bound_pods if p.node_name not in self.deleting],
-                      daemonsets=base.daemonsets, nodes=[n for n in base.nodes if n.name not in self.deleting],
+                      bound_pods=[p for p in base.bound_pods if p.node_name not in deleting] if deleting else base.bound_pods,
+                      daemonsets=base.daemonsets, nodes=[n for n in base.nodes if n.name not in deleting],
                       overlays=base.overlays, namespaces=base.namespaces)
         nodes, bound, _, _ = scheduling_view(rest)
         self.prepared = prepare_nodes(nodes, bound, base.daemonsets, memo.prepared if memo is not None else None)
         self.existing = ExistingNodes(self.prepared)
         self.shared = SharedSetup()
+
+    @property
+    def pod_models(self) -> dict:
+        """Pending and bound pods' models by name (read only for a replacement's pods)."""
+        if self._pod_models is None:
+            self._pod_models = {**{p.name: p for p in self.inputs.pods}, **self.models}
+        return self._pod_models
 
     def _movable(self, node_names: Iterable[str], avoid: frozenset = frozenset()) -> list[Pod]:
         """The currently reschedulable pods of these nodes, unbound (CurrentlyReschedulablePods),

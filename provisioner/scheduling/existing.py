@@ -91,7 +91,8 @@ class PreparedNode:
         for slot in PreparedNode.__slots__:
             setattr(out, slot, getattr(self, slot))
         out.positions = positions
-        out.anti = [(pos, pod.spec, term) for pos, pod in zip(positions, self.bound) for term in pod.spec.anti_affinity]
+        if self.anti:
+            out.anti = [(pos, pod.spec, term) for pos, pod in zip(positions, self.bound) for term in pod.spec.anti_affinity]
         return out
 
     def with_pods(self, pods: Iterable[Pod], positions: Iterable[int],
