@@ -73,25 +73,31 @@ def relax(c: Constraints, tolerate_prefer_no_schedule: bool) -> tuple[Constraint
     return None
 
 
+def node_requirements(spec: PodSpec, constraints: Constraints) -> tuple[Requirements, Requirements]:
+    """(strict, requirements) of a relaxation level: the node selector and first required term,
+    and those with the first preferred term (the requirements a NodeClaim takes on)."""
+    strict = Requirements.from_labels(spec.node_selector)
+    if constraints.required_terms:
+        strict.add(*constraints.required_terms[0].values())
+    if not constraints.preferred_terms:
+        return strict, strict
+    requirements = Requirements.from_labels(spec.node_selector)
+    requirements.add(*constraints.preferred_terms[0][1].values())
+    if constraints.required_terms:
+        requirements.add(*constraints.required_terms[0].values())
+    return strict, requirements
+
+
 class Variant:
     """One relaxation level of a signature, with everything the scheduler caches per level."""
 
     def __init__(self, sig: Signature, level: int, constraints: Constraints, vid: int,
-                 volume: Requirements | None = None) -> None:
-        spec = sig.spec
+                 volume: Requirements | None = None,
+                 made: tuple[Requirements, Requirements] | None = None) -> None:
+        """made: node_requirements(sig.spec, constraints), when already made (never changed)."""
         self.sig, self.level, self.constraints, self.id = sig, level, constraints, vid
         self.merge_id = vid  # key of targets' requirement merges: one per distinct requirements (the scheduler's)
-        strict = Requirements.from_labels(spec.node_selector)
-        if constraints.required_terms:
-            strict.add(*constraints.required_terms[0].values())
-        self.strict = strict
-        if constraints.preferred_terms:
-            self.requirements = Requirements.from_labels(spec.node_selector)
-            self.requirements.add(*constraints.preferred_terms[0][1].values())
-            if constraints.required_terms:
-                self.requirements.add(*constraints.required_terms[0].values())
-        else:
-            self.requirements = strict
+        self.strict, self.requirements = made if made is not None else node_requirements(sig.spec, constraints)
         if volume is not None:  # one volume topology alternative: node requirements only, not the strict ones
             self.requirements = self.requirements.merged(volume)
         self.tolerations = constraints.tolerations

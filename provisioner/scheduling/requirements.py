@@ -12,6 +12,7 @@ from kubefacts import labels as L
 from kubefacts.labels import DOES_NOT_EXIST, EXISTS, GT, GTE, IN, LT, NODEPOOL_OPERATORS, NOT_IN
 
 _MAX_INT = 2**63 - 1
+_Key = tuple[str, bool, frozenset[str], "int | None", "int | None", "int | None"]  # Requirement._key
 _NEGATIVE_OPS = (NOT_IN, DOES_NOT_EXIST)
 
 
@@ -208,6 +209,10 @@ class Requirements:
         clone = self.copy()
         clone.add(*other._reqs.values())
         return clone
+
+    def canonical(self) -> tuple[tuple[str, _Key], ...]:
+        """Its content as a hashable value, key by key (equal requirements, equal values)."""
+        return tuple((key, req._key()) for key, req in sorted(self._reqs.items(), key=lambda item: item[0]))
 
     def get(self, key: str) -> Requirement:
         found = self._reqs.get(key)

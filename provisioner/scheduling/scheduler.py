@@ -156,8 +156,12 @@ class Scheduler:
             return sig.variants[level]
         if sig.exhausted:
             return None
+        made = None
         if level == 0:
-            constraints = initial(sig.spec)
+            if self.shared is not None:  # the same spec's first level is the same in every run of a pass
+                constraints, made = self.shared.first_level(sig.spec)
+            else:
+                constraints = initial(sig.spec)
         else:
             step = relax(sig.variants[-1].constraints, self.tolerate_prefer_no_schedule)
             if step is None:
@@ -165,7 +169,7 @@ class Scheduler:
                 return None
             constraints = step[0]
         volumes = sig.spec.volume_alternatives
-        alternatives = [Variant(sig, level, constraints, -1, volume) for volume in volumes or (None,)]
+        alternatives = [Variant(sig, level, constraints, -1, volume, made) for volume in volumes or (None,)]
         for variant in alternatives:
             self._attach_groups(variant)
             self._share_by_shape(variant)
@@ -178,7 +182,7 @@ class Scheduler:
         """Pods that differ only in labels or names place alike: let them share what was learnt
         (targets that can never take them, per-NodePool checks, requirement merges)."""
         spec = variant.sig.spec
-        shape = (_canonical(variant.requirements), _canonical(variant.strict), variant.tolerations,
+        shape = (self._canonical(variant.requirements), self._canonical(variant.strict), variant.tolerations,
                  variant.sig.request_vector, tuple(id(g) for g in variant.groups),
                  tuple(id(g) for g in variant.sig.inverse_selecting), spec.host_ports,
                  tuple(g.selects(spec) for g in variant.groups if g.kind is not ANTI))  # only self-selection matters
@@ -191,6 +195,9 @@ class Scheduler:
         # its own shape): keyed by shape, every existing node held one merged copy per pending
         # Deployment (2,000 nodes x 200 Deployments outgrew the advisor's 1 Gi).
         variant.merge_id = self.requirement_shapes.setdefault(shape[0], len(self.requirement_shapes))
+
+    def _canonical(self, reqs: Requirements) -> tuple[tuple[str, Any], ...]:
+        return self.shared.canonical(reqs) if self.shared is not None else reqs.canonical()
 
     def _attach_groups(self, variant: Variant) -> None:
         spec, c, topo = variant.sig.spec, variant.constraints, self.topology
@@ -474,10 +481,6 @@ def _universe_lookup(nodepools: Sequence[tuple[NodePool, Sequence[InstanceType]]
             cache[key] = shared.universe(nodepools, key) if shared is not None else domain_universe(nodepools, key)
         return cache[key]
     return universe
-
-
-def _canonical(reqs: Requirements) -> tuple[tuple[str, Any], ...]:
-    return tuple((key, req._key()) for key, req in sorted(reqs._reqs.items(), key=lambda item: item[0]))
 
 
 def schedule(pods: Sequence[Pod], nodepools: _Pools, daemonsets: Iterable[DaemonSet] = (),

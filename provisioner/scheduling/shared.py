@@ -10,14 +10,16 @@ live in a template, so sharing one between runs changes no result.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .instance_selection import Template
+from .preferences import Constraints, initial, node_requirements
+from .requirements import Requirements
 from .taints import Taint
 from .topology import domain_universe
 
 if TYPE_CHECKING:  # provisioner.models imports this package at runtime
-    from provisioner.models import DaemonSet, InstanceType, NodePool
+    from provisioner.models import DaemonSet, InstanceType, NodePool, PodSpec
 
 # a NodePool with the instance types it may launch
 _Pools = Sequence[tuple["NodePool", Sequence["InstanceType"]]]
@@ -27,6 +29,10 @@ _Universe = dict[str, list[tuple[Taint, ...]]]
 
 class SharedSetup:
     def __init__(self) -> None:
+        # id(spec) -> (spec, its first level's constraints, (strict, requirements)); the spec is
+        # kept so its id is not reused. Variants only read their requirements, never change them.
+        self._first: dict[int, tuple[PodSpec, Constraints, tuple[Requirements, Requirements]]] = {}
+        self._canonical: dict[int, tuple[Requirements, tuple[tuple[str, Any], ...]]] = {}
         self._templates: dict[tuple[int, int, tuple[str, ...], tuple[int, ...], int],
                               tuple[NodePool, Sequence[InstanceType], list[DaemonSet], Template]] = {}
         self._universes: dict[tuple[tuple[tuple[int, int], ...], str], tuple[list[tuple[NodePool, Sequence[InstanceType]]],
@@ -41,6 +47,22 @@ class SharedSetup:
             found = self._templates[key] = (nodepool, instance_types, list(daemonsets),
                                             Template(nodepool, instance_types, dims, daemonsets, index))
         return found[3]
+
+    def first_level(self, spec: PodSpec) -> tuple[Constraints, tuple[Requirements, Requirements]]:
+        """A spec's unrelaxed constraints and node requirements (preferences.initial,
+        node_requirements), made once per pass."""
+        found = self._first.get(id(spec))
+        if found is None or found[0] is not spec:
+            constraints = initial(spec)
+            found = self._first[id(spec)] = (spec, constraints, node_requirements(spec, constraints))
+        return found[1], found[2]
+
+    def canonical(self, reqs: Requirements) -> tuple[tuple[str, Any], ...]:
+        """Requirements.canonical of requirements made by first_level (or any kept alive meanwhile)."""
+        found = self._canonical.get(id(reqs))
+        if found is None or found[0] is not reqs:
+            found = self._canonical[id(reqs)] = (reqs, reqs.canonical())
+        return found[1]
 
     def universe(self, nodepools: _Pools, key: str) -> _Universe:
         ident = (tuple((id(np_), id(its)) for np_, its in nodepools), key)

@@ -20,6 +20,10 @@ from provisioner.result import SimulationResult
 from provisioner.scheduling import scheduler as scheduler_module
 from provisioner.scheduling.nodeclaim import ExistingTarget
 from provisioner.state.reader import load_cluster
+from provisioner.loader import load_objects
+from provisioner.scheduling.preferences import initial, node_requirements
+from provisioner.scheduling.shared import SharedSetup
+from tests.provisioner.prov_builders import pod, req
 
 
 def fresh(snap, pools, notes, names):
@@ -114,3 +118,16 @@ def test_skip_runs_lead_next_alive_to_the_first_target_with_room(bad, data):
     variant.dead = skip_runs(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist())
     for i in data.draw(st.lists(st.integers(0, len(bad) + 2), max_size=10)):
         assert variant.next_alive(i) == next((j for j in range(i, len(bad)) if not bad[j]), max(i, len(bad)))
+
+
+def test_a_specs_first_level_is_made_once_per_pass_and_equals_a_fresh_one():
+    spec = load_objects([pod("p", node_selector={"disk": "ssd"}, required=[[req("zone", "In", "a", "b")]],
+                             preferred=[(10, [req("zone", "In", "a")])])]).pods[0].spec
+    shared = SharedSetup()
+    constraints, (strict, requirements) = shared.first_level(spec)
+    assert shared.first_level(spec)[1][0] is strict  # made once
+    fresh_strict, fresh_requirements = node_requirements(spec, initial(spec))
+    assert constraints == initial(spec)
+    assert strict.canonical() == fresh_strict.canonical() and requirements.canonical() == fresh_requirements.canonical()
+    assert requirements.canonical() != strict.canonical()  # the preferred zone narrows the requirements only
+    assert shared.canonical(requirements) == requirements.canonical()
