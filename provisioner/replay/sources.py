@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from ..errors import InputError
+from ..state.objects import go_duration
 from .workloads import RUN_FOR_ANNOTATION
 
 RESOURCES = {("apps", "deployments"): "Deployment", ("apps", "statefulsets"): "StatefulSet",
@@ -90,7 +91,6 @@ def synthetic(days: float = 7, services: int = 8, pods: int = 200, cronjobs: int
 
 
 def _seconds(text: str) -> float:
-    from ..disruption.snapshot import go_duration
     return go_duration(text) or 0.0
 
 
