@@ -28,7 +28,6 @@ class PassMemo:
         self.unbound: dict[str, tuple[list[Any], dict[frozenset[str], list[Any]]]] = {}  # node -> (models, avoided -> unbound Pods)
         self.avoiding: dict[tuple[Any, frozenset[str]], Any] = {}  # (PodSpec.key, hostnames) -> the copy kept off them
         self.pod_facts: dict[str, tuple[list[Any], Any]] = {}  # node -> (its PodInfos, new_candidate's facts of them)
-        self.simulations: dict[frozenset[str], Any] = {}  # candidates -> their last consolidation run (simulation_reuse)
 
     def forget(self, present: set[str]) -> None:
         """Drop what was kept for nodes no longer present, once they outnumber those that are."""

@@ -20,7 +20,6 @@ from ..state.statenode import StateNode
 from .candidates import pods_by_node
 from .pass_memo import PassMemo, same
 from .pdb import Limits
-from .simulation_reuse import Reuse, free, world
 from .types import Candidate
 
 
@@ -93,8 +92,6 @@ class Simulator:
         self.prepared = prepare_nodes(nodes, bound, base.daemonsets, memo.prepared if memo is not None else None)
         self.existing = ExistingNodes(self.prepared)
         self.shared = SharedSetup()
-        self.world = world(pools, base.daemonsets)  # what every run of the pass schedules against
-        self._free_world: bool | None = None
 
     @property
     def pod_models(self) -> dict:
@@ -195,32 +192,9 @@ class Simulator:
         the Simulation says why in `abandoned`."""
         names = {c.name for c in candidates}
         base = self.inputs
-        avoid = self.under_consolidate_after if consolidation else frozenset()
-        moved = self._movable(names, avoid)
+        moved = self._movable(names, self.under_consolidate_after if consolidation else frozenset())
         from_deleting = self._movable(self.deleting - names)
         pending = list(base.pods) + moved + from_deleting
-        reuse = None
-        if ceiling is not None and consolidation and self.memo is not None and self._free(moved, from_deleting):
-            reuse = Reuse(self, names, ceiling, moved, from_deleting, avoid)
-            if (kept := reuse.recall()) is not None:
-                return kept
-        sim = self._run(names, moved, from_deleting, pending, ceiling)
-        if reuse is not None:
-            reuse.keep(sim)
-        return sim
-
-    def _free(self, moved: list[Pod], from_deleting: list[Pod]) -> bool:
-        """Whether nothing but what a node has left decides where this run's pods go
-        (simulation_reuse): no NodePool limits, no running pod's required anti-affinity, no pod
-        with topology, affinity, host ports or volumes."""
-        if self._free_world is None:
-            self._free_world = (not any(np_.limits for np_, _ in self.pools) and not self.existing.anti()
-                                and free(self.inputs.pods))
-        return self._free_world and free(moved) and free(from_deleting)
-
-    def _run(self, names: set[str], moved: list[Pod], from_deleting: list[Pod], pending: list[Pod],
-             ceiling: float | None) -> Simulation:
-        base = self.inputs
         result = SimulationResult(pods=len(pending))
         watch = None
         if ceiling is not None:
