@@ -71,6 +71,7 @@ class TypeTable:
         self._offers: dict[tuple[frozenset[str], frozenset[str]], npt.NDArray[np.bool_]] = {}
         self._columns: dict[tuple[str, str], npt.NDArray[np.int64]] = {}
         self._overheads: dict[tuple[tuple[Any, ...], tuple[str, ...]], _Overhead] = {}
+        self._allowed: dict[tuple[Requirement, Requirement], npt.NDArray[np.bool_]] = {}  # offering rows allowed
         self._floors: dict[tuple[Requirement, Requirement], npt.NDArray[np.float64]] = {}
 
     def mask(self, req: Requirement) -> np.ndarray:
@@ -137,19 +138,30 @@ class TypeTable:
             self.offered_types, self.off_starts = np.unique(self.off_type, return_index=True)
         return self
 
+    def allowed_offerings(self, zone: Requirement, ct: Requirement) -> np.ndarray:
+        """Which rows of offering_table() are in these zones and capacity types."""
+        allowed = self._allowed.get((zone, ct))
+        if allowed is None:
+            t = self.offering_table()
+            zone_ok = np.array([zone.has(z) for z in self.zone_universe], dtype=bool)
+            ct_ok = np.array([ct.has(c) for c in self.ct_universe], dtype=bool)
+            allowed = self._allowed[(zone, ct)] = zone_ok[t.off_zone] & ct_ok[t.off_ct]
+        return allowed
+
+    def cheapest_offerings(self, mask: np.ndarray) -> np.ndarray:
+        """Per type, the price of its cheapest offering among those `mask` keeps (inf: none)."""
+        t = self.offering_table()
+        cheapest = np.full(len(self.types), np.inf)
+        if len(t.off_type):
+            cheapest[t.offered_types] = np.minimum.reduceat(np.where(mask, t.off_price, np.inf), t.off_starts)
+        return cheapest
+
     def price_floor(self, zone: Requirement, ct: Requirement) -> np.ndarray:
         """Per type, its cheapest available offering in these zones and capacity types (inf when
         it has none)."""
         floor = self._floors.get((zone, ct))
         if floor is None:
-            t = self.offering_table()
-            floor = np.full(len(self.types), np.inf)
-            if len(t.off_type):
-                zone_ok = np.array([zone.has(z) for z in self.zone_universe], dtype=bool)
-                ct_ok = np.array([ct.has(c) for c in self.ct_universe], dtype=bool)
-                prices = np.where(zone_ok[t.off_zone] & ct_ok[t.off_ct], t.off_price, np.inf)
-                floor[t.offered_types] = np.minimum.reduceat(prices, t.off_starts)
-            self._floors[(zone, ct)] = floor
+            floor = self._floors[(zone, ct)] = self.cheapest_offerings(self.allowed_offerings(zone, ct))
         return floor
 
 
@@ -252,7 +264,6 @@ class Template:
         self.all = np.arange(len(types))
         self._key_masks: dict[Requirement, npt.NDArray[np.bool_]] = {}
         self._offer_masks: dict[tuple[frozenset[str], frozenset[str]], npt.NDArray[np.bool_]] = {}
-        self._launch_masks: dict[tuple[Requirement, Requirement], npt.NDArray[np.bool_]] = {}
         # (options, zone, capacity type) -> launch choice
         self._launched: dict[tuple[bytes, Requirement, Requirement], _Launch] = {}
         # (options, total) -> the options that fit
@@ -400,11 +411,7 @@ class Template:
     def _launch(self, options: np.ndarray, zone: Requirement, ct: Requirement) -> _Launch:
         t = self.table.offering_table()
         off_type, off_zone, off_ct, off_price = t.off_type, t.off_zone, t.off_ct, t.off_price
-        allowed = self._launch_masks.get((zone, ct))
-        if allowed is None:
-            zone_ok = np.array([zone.has(z) for z in self.zone_universe], dtype=bool)
-            ct_ok = np.array([ct.has(c) for c in self.ct_universe], dtype=bool)
-            allowed = self._launch_masks[(zone, ct)] = zone_ok[off_zone] & ct_ok[off_ct]
+        allowed = self.table.allowed_offerings(zone, ct)
         rows = self.rows[options]  # the options as positions in the shared table
         in_options = np.zeros(len(t.types), dtype=bool)
         in_options[rows] = True
@@ -412,8 +419,7 @@ class Template:
         candidates = np.flatnonzero(mask)
         if not len(candidates):
             return None, None, []
-        cheapest = np.full(len(t.types), np.inf)
-        cheapest[t.offered_types] = np.minimum.reduceat(np.where(mask, off_price, np.inf), t.off_starts)
+        cheapest = self.table.cheapest_offerings(mask)
         ordered = rows[np.lexsort((t.name_rank[rows], cheapest[rows]))]
         for capacity_type in L.CAPACITY_TYPE_PRIORITY:
             if capacity_type not in self.ct_universe:
