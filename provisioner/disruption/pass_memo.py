@@ -9,16 +9,12 @@ reschedulability depends on them too, and the memo is not consulted.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from operator import is_
 from typing import Any
 
+from ..memo import forget_absent
 from ..scheduling.existing import PreparedMemo
 
-
-def same(a: Sequence[Any], b: Sequence[Any]) -> bool:
-    """Whether two sequences hold the very same objects, in order."""
-    return len(a) == len(b) and all(map(is_, a, b))
+AVOIDING_LIMIT = 20_000  # avoid-copies kept (memo.remember starts over past it)
 
 
 class PassMemo:
@@ -32,8 +28,4 @@ class PassMemo:
     def forget(self, present: set[str]) -> None:
         """Drop what was kept for nodes no longer present, once they outnumber those that are."""
         for table in (self.reschedulable, self.unbound, self.pod_facts):
-            if len(table) > 2 * len(present) + 16:
-                for name in [n for n in table if n not in present]:
-                    del table[name]
-        if len(self.avoiding) > 20_000:
-            self.avoiding.clear()
+            forget_absent(table, present)

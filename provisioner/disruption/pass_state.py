@@ -15,7 +15,8 @@ from ..catalog import Catalog
 from ..planning import nodepool_instance_types
 from .budgets import budget_mapping
 from .candidates import PodFacts, new_candidate, offering_price, pod_facts, pods_by_node, pool_totals
-from .pass_memo import PassMemo, same
+from ..memo import same
+from .pass_memo import PassMemo
 from ..state.cluster import Cluster
 from .pdb import Limits
 from .simulation import Simulator

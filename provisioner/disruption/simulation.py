@@ -18,7 +18,8 @@ from ..scheduling.requirements import Requirement, Requirements
 from ..state.cluster import Cluster
 from ..state.statenode import StateNode
 from .candidates import pods_by_node
-from .pass_memo import PassMemo, same
+from ..memo import remember, same
+from .pass_memo import AVOIDING_LIMIT, PassMemo
 from .pdb import Limits
 from .types import Candidate
 
@@ -166,8 +167,8 @@ class Simulator:
         if copy is None:
             away = Requirement.of(L.HOSTNAME, "NotIn", sorted(hostnames))
             terms = spec.required_terms or (Requirements(),)
-            copy = copies[key] = replace(spec, required_terms=tuple(t.merged(Requirements([away])) for t in terms),
-                                         key=(spec.key, "not-on", tuple(sorted(hostnames))))
+            copy = remember(copies, key, replace(spec, required_terms=tuple(t.merged(Requirements([away])) for t in terms),
+                                                 key=(spec.key, "not-on", tuple(sorted(hostnames)))), AVOIDING_LIMIT)
         return copy
 
     def _under_consolidate_after(self, snap: Cluster) -> frozenset:

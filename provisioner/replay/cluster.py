@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 
 from kubefacts import labels as L
 from ..api import plan_pools
-from ..disruption.pass_memo import same
+from ..memo import same
 from ..models import ExistingNode, Inputs, Pod, PodSpec
 from ..result import SimulationResult
 from ..scheduling.existing import PreparedMemo

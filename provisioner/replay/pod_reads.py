@@ -18,6 +18,7 @@ from ..loader.fields import Ctx
 from ..loader.pods import load_pod
 from ..loader.provisionable import pod_reason
 from ..loader.storage import volume_refs
+from ..memo import forget_absent
 from ..state.reader import load_pod_info
 from .cluster import Cluster
 from .objects import pod_object
@@ -111,8 +112,7 @@ class PodReads:
                 order[name] = (self.seq, item)
                 self._enter(self.seq, item)
         self.order = order if readable else None  # (read afresh next time)
-        if len(self.reads) > 2 * len(cluster.pods) + 1000:  # forget pods long gone
-            self.reads = {name: entry for name, entry in self.reads.items() if name in cluster.pods}
+        forget_absent(self.reads, cluster.pods, 1000)  # pods long gone
         return readable
 
     def _enter(self, seq: int, item: tuple) -> None:

@@ -10,13 +10,13 @@ shares the scheduler's set-up across a pass (kubernetes-sigs/karpenter PR #3271)
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from operator import is_
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from kubefacts import labels as L
+from ..memo import forget_absent, same
 from .daemons import overhead_for_node
 from .nodeclaim import ExistingTarget, hostname_requirement
 from .requirements import Requirements
@@ -152,17 +152,15 @@ def prepare_nodes(nodes: Iterable[ExistingNode], bound_pods: Iterable[Pod],
         pods, positions = [p for _, p in mine], [pos for pos, _ in mine]
         kept = memo.nodes.get(node.name) if memo is not None else None
         if (kept is not None and vars(kept[0]) == vars(node)  # ExistingNode compares by identity: compare its fields
-                and len(kept[1]) == len(pods) and all(map(is_, kept[1], pods))):
+                and same(kept[1], pods)):
             prep = kept[2] if kept[2].positions == positions else kept[2].at(positions)
         else:
             prep = PreparedNode(node, pods, daemonsets, positions)
             if memo is not None:
                 memo.nodes[node.name] = (node, pods, prep)
         out.append(prep)
-    if memo is not None and len(memo.nodes) > 2 * len(out) + 16:  # forget nodes long gone
-        present = {p.node.name for p in out}
-        for name in [n for n in memo.nodes if n not in present]:
-            del memo.nodes[name]
+    if memo is not None:
+        forget_absent(memo.nodes, {p.node.name for p in out})  # nodes long gone
     return out
 
 
