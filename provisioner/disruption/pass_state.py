@@ -44,7 +44,7 @@ class PassState:
         self.simulator = Simulator(cluster, self.pools, notes, self.limits, memo, self.by_node)
         if memo is not None:
             memo.forget({n.name for n in cluster.nodes})
-        self.memo = memo if memo is not None and not self.limits.pdbs else None  # pod facts hold only without PDBs
+        self.memo = self.simulator.memo  # the pod facts hold only without PDBs, as the simulator's do
         self.reasons: dict = {}  # node -> decisive reason
         self.managed = [n for n in cluster.nodes if n.claim is not None or L.NODEPOOL in n.labels]
         self.prices = {}

@@ -92,6 +92,7 @@ class Simulator:
         nodes, bound, _, _ = scheduling_view(rest)
         self.prepared = prepare_nodes(nodes, bound, base.daemonsets, memo.prepared if memo is not None else None)
         self.existing = ExistingNodes(self.prepared)
+        self.uninitialized = {p.node.name for p in self.prepared} - self.initialized  # for _Hopeless
         self.shared = SharedSetup()
 
     @property
@@ -196,22 +197,21 @@ class Simulator:
         moved = self._movable(names, self.under_consolidate_after if consolidation else frozenset())
         from_deleting = self._movable(self.deleting - names)
         pending = list(base.pods) + moved + from_deleting
+        candidate_pods = {p.name for p in moved}
         result = SimulationResult(pods=len(pending))
         watch = None
         if ceiling is not None:
-            uninitialized = {p.node.name for p in self.prepared} - self.initialized
-            watch = _Hopeless(ceiling, {p.name for p in moved}, uninitialized, result)
+            watch = _Hopeless(ceiling, candidate_pods, self.uninitialized, result)
         try:
             result = plan_rounds(result, self.existing.without(names), pending, self.pools, base.daemonsets,
                                  self.notes, self.shared, watch)
         except Abandoned as gone:
             return Simulation(abandoned=str(gone))
-        moved_names = {p.name for p in moved} | {p.name for p in from_deleting}
+        moved_names = candidate_pods | {p.name for p in from_deleting}
         sim = Simulation(nodeclaims=list(result.nodeclaims))
         for u in result.unschedulable:
             if u.pod in moved_names:  # pending pods may stay pending (AllNonPendingPodsScheduled)
                 sim.errors[u.pod] = u.reason
-        candidate_pods = {p.name for p in moved}
         for node, pods in sorted(result.existing.items()):
             if node not in self.initialized and candidate_pods.intersection(pods):
                 sim.uninitialized = node
