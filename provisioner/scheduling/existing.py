@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubefacts import labels as L
-from ..memo import forget_absent, same
+from ..memo import forget_absent, remember, same
 from .daemons import overhead_for_node
 from .nodeclaim import ExistingTarget, hostname_requirement
 from .requirements import Requirements
@@ -188,6 +188,7 @@ class ExistingNodes:
         self._entries = self._anti = self._pools = None
         self._index = None
         self._matrices: dict[tuple[str, ...], tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]] = {}
+        self._too_small: dict[tuple[tuple[str, ...], tuple[int, ...]], list[bool]] = {}
 
     def __len__(self) -> int:
         return len(self.order)
@@ -263,6 +264,23 @@ class ExistingNodes:
                 found = (np.array([p.remaining(dims) for p in self.order]).reshape(len(self.order), len(dims)),
                          np.array([p.schedulable for p in self.order], dtype=bool))
             self._matrices[dims] = found
+        return found
+
+
+    def too_small(self, dims: tuple[str, ...], request: tuple[int, ...]) -> list[bool]:
+        """Per node in order, whether it cannot take one pod of `request` even before anything
+        lands (unschedulable, or less left than the request in some dimension). A view takes its
+        base's answer less its removed nodes, so a pass compares each pod shape with the cluster
+        once, not once per simulation."""
+        key = (dims, request)
+        found = self._too_small.get(key)
+        if found is None:
+            if self._base is not None:
+                found = _drop(self._base.too_small(dims, request), self._removed)
+            else:
+                remaining, schedulable = self.matrix(dims)
+                found = (~(schedulable & (remaining >= np.asarray(request, dtype=np.int64)).all(axis=1))).tolist()
+            remember(self._too_small, key, found)
         return found
 
 

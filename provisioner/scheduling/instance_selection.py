@@ -270,6 +270,7 @@ class Template:
         self._fit_cache: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
         # options -> envelope
         self._envelopes: dict[tuple[int, bytes], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self._empty_counts: dict[tuple[int, bytes, tuple[int, ...]], int] = {}  # max_count on an empty NodeClaim
         # options -> largest capacity per limited resource
         self._max_capacity: dict[tuple[int, bytes], list[int]] = {}
         self.skip_reason = None
@@ -348,6 +349,15 @@ class Template:
 
     def max_count(self, options: np.ndarray, used: Sequence[int], request: Sequence[int]) -> int:
         """How many more pods of `request` fit next to `used` on the best option."""
+        if not any(used):  # a new NodeClaim: the same options and pod shape recur in every simulation
+            key = (options.dtype.num, options.tobytes(), tuple(request))
+            found = self._empty_counts.get(key)
+            if found is None:
+                found = remember(self._empty_counts, key, self._max_count(options, used, request))
+            return found
+        return self._max_count(options, used, request)
+
+    def _max_count(self, options: np.ndarray, used: Sequence[int], request: Sequence[int]) -> int:
         idx = [i for i, r in enumerate(request) if r > 0]
         free = self.alloc[options][:, idx] - np.asarray([used[i] for i in idx], dtype=np.int64)
         per = free // np.asarray([request[i] for i in idx], dtype=np.int64)

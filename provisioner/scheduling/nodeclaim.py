@@ -132,7 +132,11 @@ class NodeClaim:
         if not len(options):
             return REJECT_FINAL if final else REJECT_FOR_NOW
         if variant.free and k > 1 and not tpl.has_min_values:  # minValues can cap a batch below what fits
-            n = min(k, tpl.max_count(options, used, request))
+            # All k fit when they fit the smallest option (options only narrow from self.options).
+            if all(u + k * r <= low for u, r, low in zip(used, request, envelope[1])):
+                n = k
+            else:
+                n = min(k, tpl.max_count(options, used, request))
         else:
             n = 1
         if n == 0:

@@ -34,9 +34,11 @@ from .taints import Taint
 from .topology import AFFINITY, ANTI, SPREAD, DomainTaints, NodeFilter, Topology, TopologyGroup, domain_universe
 
 if TYPE_CHECKING:  # provisioner.models imports this package at runtime
-    from provisioner.models import DaemonSet, ExistingNode, InstanceType, NodePool, Pod
+    from provisioner.models import DaemonSet, ExistingNode, InstanceType, NodePool, Pod, PodSpec
 
-_SKIP_MIN_NODES = 32  # below this, proposing to every node costs less than building the arrays
+# Below this, and outside a disruption pass (which shares the comparison between its
+# simulations), proposing to every node costs less than comparing them all up front.
+_SKIP_MIN_NODES = 32
 NO_NODEPOOLS = "no NodePool can launch nodes (none given, or their requirements filtered out every instance type)"
 
 _Pools = Iterable[tuple["NodePool", Sequence["InstanceType"]]]
@@ -80,8 +82,9 @@ class Scheduler:
         self.notes = list(notes)
 
     # --- set-up -----------------------------------------------------------------------------------
-    def _setup(self, pods: Sequence[Pod]) -> None:
-        names = {n for p in pods for n in p.spec.requests} | {n for d in self.daemonsets for n in d.spec.requests}
+    def _setup(self, specs: Sequence[PodSpec]) -> None:
+        """specs: one per signature of the pods to place."""
+        names = {n for s in specs for n in s.requests} | {n for d in self.daemonsets for n in d.spec.requests}
         self.dims = (L.CPU, L.MEMORY, L.PODS) + tuple(sorted(names - {L.CPU, L.MEMORY, L.PODS}))
         # OrderByWeight: heavier first; equal weights by name, descending (nps[a].Name > nps[b].Name).
         ordered = sorted(sorted(self.nodepools, key=lambda item: item[0].name, reverse=True), key=lambda item: -item[0].weight)
@@ -115,14 +118,12 @@ class Scheduler:
     def _too_small(self, request: tuple[int, ...]) -> dict[str, Any]:
         """Skip pointers (Variant.dead) over the existing nodes that cannot take one pod of this
         size even before anything lands: what is left of a node only shrinks during a run, so
-        `propose` would reject them for good. One numpy comparison instead of a proposal per
-        node, which matters when a disruption pass simulates against hundreds of full nodes."""
-        if self.n_existing < _SKIP_MIN_NODES:
+        `propose` would reject them for good. One comparison per pod shape and pass
+        (ExistingNodes.too_small) instead of a proposal per node and simulation."""
+        if self.n_existing < _SKIP_MIN_NODES and self.shared is None:
             return {}
-        remaining, schedulable = self.existing.matrix(self.dims)
-        bad = ~(schedulable & (remaining >= np.asarray(request)).all(axis=1))
-        edges = np.diff(np.concatenate(([0], bad.astype(np.int8), [0])))
-        return skip_runs(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist())
+        bad = self.existing.too_small(self.dims, request)
+        return skip_runs(*_runs(bad)) if True in bad else {}
 
     def _setup_existing(self) -> None:
         existing = self.existing
@@ -404,16 +405,20 @@ class Scheduler:
                 sig.variants, sig.alternatives = [], []  # run's objects are freed without the collector
 
     def _run(self, pods: Sequence[Pod], signatures: dict[Any, Signature]) -> Results:
-        self._setup(pods)
-        order: list[tuple[Signature, int, Pod]] = []
+        members: list[list[Pod]] = []  # each signature's pods, in the order given
         for index, pod in enumerate(pods):
             sig = signatures.get(pod.spec.key)
             if sig is None:
                 sig = signatures[pod.spec.key] = Signature(pod.spec, index, len(signatures))
-                sig.request_vector = tuple(pod.spec.requests.get(d, 0) for d in self.dims)
-            order.append((sig, index, pod))
-        # Largest CPU first, then memory (queue.go); ties keep identical pods together.
-        order.sort(key=lambda e: (-e[0].request_vector[0], -e[0].request_vector[1], e[0].first_index, e[1]))
+                members.append([])
+            members[sig.id].append(pod)
+        self._setup([sig.spec for sig in signatures.values()])
+        for sig in signatures.values():
+            sig.request_vector = tuple(sig.spec.requests.get(d, 0) for d in self.dims)
+        # Largest CPU first, then memory (queue.go); ties keep identical pods together, in the order
+        # given: sorting the signatures and keeping each one's pods in order is sorting the pods by
+        # (-cpu, -memory, the signature's first index, the pod's index), one run per signature.
+        ordered = sorted(signatures.values(), key=lambda s: (-s.request_vector[0], -s.request_vector[1], s.first_index))
         for sig in signatures.values():  # owners of required anti-affinity exist before anything lands
             for term in sig.spec.anti_affinity:
                 sig.inverse_owned.append(self.topology.inverse_group(term, sig.spec))
@@ -421,16 +426,12 @@ class Scheduler:
         for sig in signatures.values():
             # A variant needs the inverse groups selecting its pods; the groups counting them are
             # gathered once all first variants (and their groups) exist, when the pods are placed.
-            sig.inverse_selecting = [g for g in inverse if g.selects(sig.spec)]
-            self._variant(sig, 0)
-        runs: list[tuple[Signature, list[Pod]]] = []
-        last = None
-        for sig, _, pod in order:
-            if sig is last:
-                runs[-1][1].append(pod)
-            else:
-                runs.append((sig, [pod]))
-                last = sig
+            sig.inverse_selecting = [g for g in inverse if g.selects(sig.spec)] if inverse else []
+            if _has_topology(sig.spec):
+                self._variant(sig, 0)
+            # A spec without topology terms creates no group: its first variant is made when its
+            # pods are first placed (a consolidation simulation often ends before that).
+        runs = [(sig, members[sig.id]) for sig in ordered]
         errors: dict[Pod, str] = {}
         progress = True
         while runs and progress:
@@ -467,6 +468,26 @@ class Scheduler:
         existing = [self._target(i) for i in sorted(self.made)]  # the others took no pod
         targets: list[_Target] = [*existing, *self.claims]
         return build_results(targets, pods, errors)
+
+
+def _runs(flags: list[bool]) -> tuple[list[int], list[int]]:
+    """(starts, ends) of the runs of True in `flags`, each [start, end)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    inside = False
+    for i, flag in enumerate(flags):
+        if flag != inside:
+            (starts if flag else ends).append(i)
+            inside = flag
+    if inside:
+        ends.append(len(flags))
+    return starts, ends
+
+
+def _has_topology(spec: PodSpec) -> bool:
+    """Whether the spec's variants own topology groups (spread, pod affinity or anti-affinity)."""
+    return bool(spec.spread or spec.affinity or spec.affinity_preferred or spec.anti_affinity
+                or spec.anti_affinity_preferred)
 
 
 def _universe_lookup(nodepools: Sequence[tuple[NodePool, Sequence[InstanceType]]],
