@@ -271,6 +271,7 @@ class Template:
         # options -> envelope
         self._envelopes: dict[tuple[int, bytes], tuple[tuple[int, ...], tuple[int, ...]]] = {}
         self._empty_counts: dict[tuple[int, bytes, tuple[int, ...]], int] = {}  # max_count on an empty NodeClaim
+        self._fronts: dict[tuple[int, bytes], list[tuple[int, ...]]] = {}  # options -> their undominated allocatables
         # options -> largest capacity per limited resource
         self._max_capacity: dict[tuple[int, bytes], list[int]] = {}
         self.skip_reason = None
@@ -359,9 +360,28 @@ class Template:
 
     def _max_count(self, options: np.ndarray, used: Sequence[int], request: Sequence[int]) -> int:
         idx = [i for i, r in enumerate(request) if r > 0]
-        free = self.alloc[options][:, idx] - np.asarray([used[i] for i in idx], dtype=np.int64)
-        per = free // np.asarray([request[i] for i in idx], dtype=np.int64)
-        return max(int(per.min(axis=1).max()), 0)
+        if not idx or not len(options):
+            free = self.alloc[options][:, idx] - np.asarray([used[i] for i in idx], dtype=np.int64)
+            per = free // np.asarray([request[i] for i in idx], dtype=np.int64)
+            return max(int(per.min(axis=1).max()), 0)
+        # Only undominated allocatables can hold the most: one that is no larger anywhere holds no
+        # more (floor division and min are monotone).
+        best = max(min((row[i] - used[i]) // request[i] for i in idx) for row in self.front(options))
+        return max(best, 0)
+
+    def front(self, options: np.ndarray) -> list[tuple[int, ...]]:
+        """The distinct allocatables (per dimension) of these options that no other one is at
+        least as large as everywhere: few, as a larger size of a family dominates the smaller."""
+        key = (options.dtype.num, options.tobytes())
+        found = self._fronts.get(key)
+        if found is None:
+            rows = np.unique(self.alloc[options], axis=0)
+            if 1 < len(rows) <= 2048:  # bounded work; past that every row is kept
+                covers: npt.NDArray[np.bool_] = np.all(rows[:, None, :] >= rows[None, :, :], axis=2)  # [i, j]: row i >= row j everywhere
+                np.fill_diagonal(covers, False)  # rows are distinct: covered by another means dominated
+                rows = rows[~covers.any(axis=0)]
+            found = remember(self._fronts, key, [tuple(r) for r in rows.tolist()])
+        return found
 
     def within_limits(self, options: np.ndarray, remaining: Mapping[str, int]) -> np.ndarray:
         if not self.limit_keys or not len(options):

@@ -2,7 +2,10 @@
 on-demand; every instance type option satisfies the constraints; minValues."""
 import itertools
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.provisioner.prov_builders import deployment, fake_type, nodeclaim_of, nodepool, pod, req, run_core
 
@@ -154,3 +157,21 @@ def test_min_values_on_gt_operator_count_distinct_values():
     result = run_core(pool, pod(cpu="3"), types=types)
     # only t4 and t8 fit a 3-CPU pod: two distinct values < 3
     assert "minValues" in result.unschedulable[0].reason
+
+
+@settings(max_examples=200, deadline=None)
+@given(alloc=st.lists(st.tuples(st.integers(0, 64), st.integers(0, 64), st.integers(0, 9)), min_size=1, max_size=30),
+       used=st.tuples(st.integers(0, 70), st.integers(0, 70), st.integers(0, 9)),
+       request=st.tuples(st.integers(0, 9), st.integers(0, 9), st.integers(0, 2)).filter(any), data=st.data())
+def test_max_count_over_the_undominated_options_is_the_best_options_count(alloc, used, request, data):
+    """Template.max_count: how many more pods the best option holds, read off the options no other
+    one covers everywhere (Template.front) equals the count over every option."""
+    from provisioner.scheduling.instance_selection import Template
+    tpl = object.__new__(Template)
+    tpl.alloc = np.asarray(alloc, dtype=np.int64)
+    tpl._fronts, tpl._empty_counts = {}, {}
+    options = np.asarray(sorted(data.draw(st.sets(st.integers(0, len(alloc) - 1), min_size=1))), dtype=np.int64)
+    every = max(min((alloc[o][d] - used[d]) // request[d] for d in range(3) if request[d]) for o in options.tolist())
+    assert tpl.max_count(options, used, request) == max(every, 0)
+    assert tpl.max_count(options, (0, 0, 0), request) == max(max(min(alloc[o][d] // request[d] for d in range(3) if request[d])
+                                                                  for o in options.tolist()), 0)
