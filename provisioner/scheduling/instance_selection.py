@@ -272,6 +272,7 @@ class Template:
         self._envelopes: dict[tuple[int, bytes], tuple[tuple[int, ...], tuple[int, ...]]] = {}
         self._empty_counts: dict[tuple[int, bytes, tuple[int, ...]], int] = {}  # max_count on an empty NodeClaim
         self._fronts: dict[tuple[int, bytes], list[tuple[int, ...]]] = {}  # options -> their undominated allocatables
+        self._price_floors: dict[tuple[int, bytes], float] = {}  # options -> price_floor
         # options -> largest capacity per limited resource
         self._max_capacity: dict[tuple[int, bytes], list[int]] = {}
         self.skip_reason = None
@@ -422,8 +423,12 @@ class Template:
         (replacement.claim_requirements), so no option it keeps launches for less."""
         if not len(options):
             return math.inf
-        floor = self.table.price_floor(self.requirements.get(L.ZONE), self.requirements.get(L.CAPACITY_TYPE))
-        return float(floor[self.rows[options]].min())
+        key = (options.dtype.num, options.tobytes())
+        found = self._price_floors.get(key)
+        if found is None:
+            floor = self.table.price_floor(self.requirements.get(L.ZONE), self.requirements.get(L.CAPACITY_TYPE))
+            found = remember(self._price_floors, key, float(floor[self.rows[options]].min()))
+        return found
 
     def launch(self, options: np.ndarray, reqs: Requirements) -> _Launch:
         """(type index, offering, option names by price): reserved, then spot, then on-demand; cheapest.
