@@ -35,6 +35,9 @@ _CLAIMS = "claims"  # key of the per-variant NodeClaim masks in Variant.dead (be
 _HEAD = 8  # NodeClaims looked at one by one before masking the rest with numpy
 _END = 1 << 62  # a resume key after every NodeClaim's
 _EPOCH = 1 << 32  # rejections for now are marked gen + epoch; a new epoch voids them all (gens stay below)
+# Up to this many NodeClaims, `add` proposes directly: the masks only skip proposals that would be
+# refused, and a consolidation simulation ends at its second NodeClaim.
+_DIRECT = 1
 
 
 class InflightClaims:
@@ -80,6 +83,10 @@ class InflightClaims:
     def add(self, variant: Variant, k: int, topology: Topology) -> tuple[NodeClaim, Proposal, None] | None:
         """scheduler.go `add`: the first in-flight NodeClaim, fewest pods first, that takes the pod:
         (claim, proposal, None), or None."""
+        if self.claims and len(self.claims) <= _DIRECT:  # the masks pay off over many NodeClaims, not one
+            claim = self.claims[0]
+            proposal = claim.propose(variant, k, topology)  # _cap: no NodeClaim after it to stop at
+            return (claim, proposal, None) if proposal.n else None
         state = self.state(variant)
         dead, rejected_at, epoch = state[0], state[1], state[5]
         gen, claims = self.gen, self.claims

@@ -45,6 +45,7 @@ def _full_scans():
     """Every scan starts at the first NodeClaim in the order, masks it with numpy and trusts no
     rejection "for now" from an earlier scan (only rejections for good)."""
     sequence, head, state = inflight.InflightClaims._sequence, inflight._HEAD, inflight.InflightClaims.state
+    direct = inflight._DIRECT
 
     def fresh_state(self, variant):
         found = state(self, variant)
@@ -55,16 +56,30 @@ def _full_scans():
     inflight.InflightClaims._sequence = lambda self, _state: self.order
     inflight.InflightClaims.state = fresh_state
     inflight._HEAD = 0
+    inflight._DIRECT = 0  # a lone NodeClaim too goes through the masks
     try:
         yield
     finally:
         inflight.InflightClaims._sequence, inflight._HEAD, inflight.InflightClaims.state = sequence, head, state
+        inflight._DIRECT = direct
 
 
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 10_000), size=st.integers(5, 250), preferences=st.integers(0, 40))
 @pytest.mark.slow
 def test_inflight_shortcuts_give_the_plan_of_a_full_scan(seed, size, preferences):
+    pods = _mixed_pods(seed, size, preferences)
+    fast = _plan(pods)
+    with _full_scans():
+        full = _plan(pods)
+    assert fast == full
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), size=st.integers(2, 30), preferences=st.integers(0, 6))
+def test_a_lone_nodeclaim_proposed_to_directly_gives_the_plan_of_the_masked_scan(seed, size, preferences):
+    """Few pods make one or two NodeClaims (a consolidation simulation ends at the second):
+    proposing to the lone one directly places what the masked scan places."""
     pods = _mixed_pods(seed, size, preferences)
     fast = _plan(pods)
     with _full_scans():
