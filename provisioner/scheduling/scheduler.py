@@ -406,12 +406,17 @@ class Scheduler:
 
     def _run(self, pods: Sequence[Pod], signatures: dict[Any, Signature]) -> Results:
         members: list[list[Pod]] = []  # each signature's pods, in the order given
+        spec: PodSpec | None = None
+        bucket: list[Pod] = []
         for index, pod in enumerate(pods):
-            sig = signatures.get(pod.spec.key)
-            if sig is None:
-                sig = signatures[pod.spec.key] = Signature(pod.spec, index, len(signatures))
-                members.append([])
-            members[sig.id].append(pod)
+            if pod.spec is not spec:  # replicas share their spec object and usually come together
+                spec = pod.spec
+                sig = signatures.get(spec.key)
+                if sig is None:
+                    sig = signatures[spec.key] = Signature(spec, index, len(signatures))
+                    members.append([])
+                bucket = members[sig.id]
+            bucket.append(pod)
         self._setup([sig.spec for sig in signatures.values()])
         for sig in signatures.values():
             sig.request_vector = tuple(sig.spec.requests.get(d, 0) for d in self.dims)
