@@ -376,11 +376,13 @@ class Template:
         key = (options.dtype.num, options.tobytes())
         found = self._fronts.get(key)
         if found is None:
-            rows = np.unique(self.alloc[options], axis=0)
+            rows = self.alloc[options]
             if 1 < len(rows) <= 2048:  # bounded work; past that every row is kept
-                covers: npt.NDArray[np.bool_] = np.all(rows[:, None, :] >= rows[None, :, :], axis=2)  # [i, j]: row i >= row j everywhere
-                np.fill_diagonal(covers, False)  # rows are distinct: covered by another means dominated
-                rows = rows[~covers.any(axis=0)]
+                pairs = rows[:, None, :], rows[None, :, :]
+                covers: npt.NDArray[np.bool_] = np.all(pairs[0] >= pairs[1], axis=2)  # [j, i]: row j >= row i everywhere
+                same: npt.NDArray[np.bool_] = np.all(pairs[0] == pairs[1], axis=2)
+                # Row i goes when another row covers it and is larger somewhere, or is equal and comes first.
+                rows = rows[~((covers & ~same).any(axis=0) | np.triu(same, 1).any(axis=0))]
             found = remember(self._fronts, key, [tuple(r) for r in rows.tolist()])
         return found
 

@@ -171,6 +171,10 @@ def test_max_count_over_the_undominated_options_is_the_best_options_count(alloc,
     tpl.alloc = np.asarray(alloc, dtype=np.int64)
     tpl._fronts, tpl._empty_counts = {}, {}
     options = np.asarray(sorted(data.draw(st.sets(st.integers(0, len(alloc) - 1), min_size=1))), dtype=np.int64)
+    front = tpl.front(options)
+    assert len(set(front)) == len(front)  # distinct, each covered by no other, and together covering all
+    assert not any(a != b and all(x >= y for x, y in zip(a, b)) for a in front for b in front)
+    assert all(any(all(x >= y for x, y in zip(f, alloc[o])) for f in front) for o in options.tolist())
     every = max(min((alloc[o][d] - used[d]) // request[d] for d in range(3) if request[d]) for o in options.tolist())
     assert tpl.max_count(options, used, request) == max(every, 0)
     assert tpl.max_count(options, (0, 0, 0), request) == max(max(min(alloc[o][d] // request[d] for d in range(3) if request[d])
