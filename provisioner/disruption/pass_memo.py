@@ -13,6 +13,7 @@ from typing import Any
 
 from ..memo import forget_absent
 from ..scheduling.existing import PreparedMemo
+from .share import Share
 
 AVOIDING_LIMIT = 20_000  # avoid-copies kept (memo.remember starts over past it)
 
@@ -24,6 +25,7 @@ class PassMemo:
         self.unbound: dict[str, tuple[list[Any], dict[frozenset[str], list[Any]]]] = {}  # node -> (models, avoided -> unbound Pods)
         self.avoiding: dict[tuple[Any, frozenset[str]], Any] = {}  # (PodSpec.key, hostnames) -> the copy kept off them
         self.pod_facts: dict[str, tuple[list[Any], Any]] = {}  # node -> (its PodInfos, new_candidate's facts of them)
+        self.share: Share | None = None  # single-node consolidation's candidates shared with a twin process
 
     def forget(self, present: set[str]) -> None:
         """Drop what was kept for nodes no longer present, once they outnumber those that are."""

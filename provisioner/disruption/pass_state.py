@@ -45,6 +45,7 @@ class PassState:
         if memo is not None:
             memo.forget({n.name for n in cluster.nodes})
         self.memo = self.simulator.memo  # the pod facts hold only without PDBs, as the simulator's do
+        self.share = memo.share if memo is not None and not explain else None
         self.reasons: dict = {}  # node -> decisive reason
         self.managed = [n for n in cluster.nodes if n.claim is not None or L.NODEPOOL in n.labels]
         self.prices = {}

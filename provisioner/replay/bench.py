@@ -22,6 +22,7 @@ from ..disruption import controller as disruption_controller
 from ..disruption import pass_state, simulation
 from . import engine
 from .engine import Options, replay
+from .parallel import default_cpus
 from .sources import synthetic
 from .trace import parse_trace
 
@@ -78,18 +79,26 @@ def split_timers() -> dict:
     return totals
 
 
-def measure(pods: int, days: float, job_runs: int) -> dict:
+def measure(pods: int, days: float, job_runs: int, processes: int = 1) -> dict:
+    """processes 2: the replay shares its simulations with a twin process (replay/twin.py), whose
+    CPU seconds and peak memory are reported apart (twin_cpu_s, twin_peak_mib)."""
     doc = trace_for(pods, days, job_runs)
     trace = parse_trace(doc, "bench")
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall, cpu = time.perf_counter(), time.process_time()
-    result = replay(cluster(), None, trace, Options(until=days * 86400))
+    result = replay(cluster(), None, trace, Options(until=days * 86400, processes=processes))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     s = result["summary"]
-    return {"pods": pods, "days": days, "job_runs": job_runs, "events": len(trace.events), "wall_s": round(wall, 2),
-            "cpu_s": round(cpu, 2), "peak_mib": round(peak, 1), "x_real_time": round(days * 86400 / wall),
-            "nodes_launched": s["nodes_launched"], "disruptions": len(result["disruptions"]),
-            "pods_evicted": s["pods_evicted"]}
+    out = {"pods": pods, "days": days, "job_runs": job_runs, "events": len(trace.events), "processes": processes,
+           "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_mib": round(peak, 1),
+           "x_real_time": round(days * 86400 / wall), "nodes_launched": s["nodes_launched"],
+           "disruptions": len(result["disruptions"]), "pods_evicted": s["pods_evicted"]}
+    if processes > 1:
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out["twin_cpu_s"] = round(after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime, 2)
+        out["twin_peak_mib"] = round(after.ru_maxrss / 1024, 1)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--job-runs", type=int, default=None, help="default: 1000 per 7 days, pro rata")
     parser.add_argument("--series", action="store_true", help="run the grid of sizes, one process each")
     parser.add_argument("--json", action="store_true", help="print one JSON line (used by --series)")
+    parser.add_argument("--processes", type=int, choices=(1, 2), default=min(2, default_cpus()),
+                        help="2: the replay shares its simulations with a twin process, as `replay` does "
+                             "when it has two CPUs (default: 2 when this process may use two CPUs)")
     parser.add_argument("--split", action="store_true",
                         help="also print the CPU seconds of the replay's parts (timers, no profiler)")
     args = parser.parse_args(argv)
@@ -107,14 +119,15 @@ def main(argv: list[str] | None = None) -> int:
               f"{'x_real':>7} {'launched':>8} {'disrupt':>7}")
         for pods, days in SERIES:
             out = subprocess.run([sys.executable, "-m", "provisioner.replay.bench", "--pods", str(pods), "--days",
-                                  str(days), "--json"], capture_output=True, text=True, check=True).stdout
+                                  str(days), "--processes", str(args.processes), "--json"],
+                                 capture_output=True, text=True, check=True).stdout
             r = json.loads(out)
             print(f"{r['pods']:>5} {r['days']:>5g} {r['job_runs']:>5} {r['events']:>7} {r['wall_s']:>7} {r['cpu_s']:>7} "
                   f"{r['peak_mib']:>8} {r['x_real_time']:>7} {r['nodes_launched']:>8} {r['disruptions']:>7}")
         return 0
     job_runs = args.job_runs if args.job_runs is not None else int(round(1000 * args.days / 7))
     totals = split_timers() if args.split else None
-    r = measure(args.pods, args.days, job_runs)
+    r = measure(args.pods, args.days, job_runs, args.processes)
     if totals is not None:
         r["split_cpu_s"] = {label.strip(): round(t, 2) for label, (t, _) in totals.items()}
     print(json.dumps(r) if args.json else "\n".join(f"{k}: {v}" for k, v in r.items()))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -43,6 +44,7 @@ from .cluster import Cluster, SimNode, SimPod
 from .disruption import Command, PassCache, PdbSpec, disruption_pass, pod_info, pdb_status
 from .metrics import Disruption, Metrics
 from .trace import Event, Trace
+from .twin import Twin
 from .workloads import Workload, key_of, load_workload
 
 DEFAULT_START = datetime(2026, 1, 5, tzinfo=timezone.utc)  # a Monday, 00:00 UTC
@@ -78,6 +80,7 @@ class Options:
     spot_discount: float = DEFAULT_SPOT_DISCOUNT
     spot_to_spot: bool = False
     catalog: object = None
+    processes: int = 1  # 2: a twin process shares single-node consolidation's simulations (twin.py)
 
 
 @dataclass
@@ -651,7 +654,27 @@ class Replay:
         if not 0 <= until <= MAX_UNTIL:
             raise InputError(f"--until must be between 0s and {MAX_UNTIL / 3600:g}h", origin=self.trace.origin)
         with gc_paused():
+            if self.o.processes >= 2:
+                return self._twinned(handlers, until)
             return self._loop(handlers, until)
+
+    def _twinned(self, handlers: dict, until: float) -> dict:
+        """The loop with a twin process sharing each pass's single-node consolidation simulations
+        (twin.py); the result is the loop's alone. The twin never returns from here."""
+        twin = Twin.fork()
+        if twin is None:
+            return self._loop(handlers, until)
+        self.pass_cache.memo.share = twin
+        if twin.rank == 1:
+            try:
+                self._loop(handlers, until)
+            finally:
+                os._exit(0)
+        try:
+            return self._loop(handlers, until)
+        finally:
+            self.pass_cache.memo.share = None
+            twin.close()
 
     def _loop(self, handlers: dict, until: float) -> dict:
         now = 0.0

@@ -3,6 +3,7 @@ its inputs and seed, so the results are the same whichever process runs it, in i
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from concurrent.futures import ProcessPoolExecutor
 
 from ..errors import InputError
@@ -23,17 +24,25 @@ def _one(job: tuple) -> dict:
 
 
 def default_workers(jobs: int) -> int:
-    return max(1, min(jobs, os.cpu_count() or 1))
+    return max(1, min(jobs, default_cpus()))
+
+
+def default_cpus() -> int:
+    """The CPUs this process may run on (the default of --workers)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def replay_all(jobs: list, workers: int | None = None, scheduler: str | None = None) -> list:
     """[(objects, origins, Trace, Options)] -> [result dict], in order; one process per job at
-    most `workers` at a time (1: in this process, no pool), or on the Dask scheduler at
+    most `workers` at a time (1: in this process, no pool; twice as many workers as jobs or more:
+    each replay with a twin process, twin.py), or on the Dask scheduler at
     `scheduler` (replay/distributed.py, imported only then: an optional dependency)."""
     if scheduler:
         from .distributed import replay_on
         return replay_on(scheduler, jobs)
-    workers = default_workers(len(jobs)) if workers is None else workers
+    workers = default_cpus() if workers is None else workers
+    if workers >= 2 * len(jobs):  # workers to spare: each replay shares its simulations with a twin
+        jobs = [(*job[:3], replace(job[3], processes=2)) for job in jobs]
     if workers <= 1 or len(jobs) <= 1:
         return [_one(job) for job in jobs]
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
