@@ -317,15 +317,15 @@ class Template:
     def fitting(self, options: np.ndarray, total: Sequence[int]) -> np.ndarray:
         if not len(options):
             return options
-        need = np.asarray(total, dtype=np.int64).tolist()  # int64, as the table (refuses overflow)
         columns = self._columns
         if not columns:
             return options
         # NodeClaims narrow through few distinct option sets (a few hundred at 20k pods): remember
         # the answers. Cached arrays are read-only, as every option array is treated.
-        key = (options.dtype.num, options.tobytes(), tuple(need))
+        key = (options.dtype.num, options.tobytes(), tuple(total))
         found = self._fit_cache.get(key)
         if found is None:
+            need = np.asarray(total, dtype=np.int64).tolist()  # int64, as the table (refuses overflow)
             fits = columns[0][options] >= need[0]
             for d in range(1, len(columns)):
                 fits &= columns[d][options] >= need[d]
