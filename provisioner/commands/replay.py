@@ -69,7 +69,8 @@ def register(subparsers) -> None:
                         help="Replay the same trace over these NodePools/EC2NodeClasses/NodeOverlays instead of "
                              "those in -f, and print both side by side.")
     parser.add_argument("--workers", type=bounded_int(1, 1024), metavar="N",
-                        help="Local worker processes for --compare and --batch (default: one per CPU).")
+                        help="Local worker processes for --compare and --batch; with twice as many as replays, "
+                             "each shares its simulations with a twin process (default: one per CPU).")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="Run the replays on this Dask distributed scheduler (e.g. tcp://127.0.0.1:8786) "
                              "instead of local processes; needs the [distributed] extra (docs/replay.md).")
