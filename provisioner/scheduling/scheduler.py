@@ -130,7 +130,7 @@ class Scheduler:
         self.targets.extend([None] * len(existing))  # each made an ExistingTarget when first proposed to
         self.made: list[int] = []  # indices of the existing nodes made targets
         self.topology.existing = existing.entries()
-        for pool, (capacity, count) in existing.pools().items():
+        for pool, (capacity, count) in (existing.pools().items() if self.remaining else ()):
             limits = self.remaining.get(pool)
             if limits is None:
                 continue
