@@ -189,7 +189,11 @@ class Scheduler:
                  tuple(g.selects(spec) for g in variant.groups if g.kind is not ANTI))  # only self-selection matters
         shared = self.shapes.get(shape)
         if shared is None:
-            shared = self.shapes[shape] = (len(self.shapes), self._too_small(variant.sig.request_vector), {}, {})
+            if self.shared is not None:  # the NodePools' answers hold for every run of the pass
+                taints, statics = self.shared.statics((shape[0], shape[2], shape[3], self.dims), self.templates)
+            else:
+                taints, statics = {}, {}
+            shared = self.shapes[shape] = (len(self.shapes), self._too_small(variant.sig.request_vector), taints, statics)
         variant.id, variant.dead, variant.taint_cache, variant.template_cache = shared
         # A target's merge with a variant depends on the variant's requirements only, which far
         # fewer variants differ in than in shape (each Deployment's own anti-affinity group makes

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..memo import remember, same
 from .instance_selection import Template
 from .preferences import Constraints, initial, node_requirements
 from .requirements import Requirements
@@ -33,6 +34,7 @@ class SharedSetup:
         # kept so its id is not reused. Variants only read their requirements, never change them.
         self._first: dict[int, tuple[PodSpec, Constraints, tuple[Requirements, Requirements]]] = {}
         self._canonical: dict[int, tuple[Requirements, tuple[tuple[str, Any], ...]]] = {}
+        self._statics: dict[tuple[Any, ...], tuple[list[Template], dict[int, Taint | None], dict[int, Any]]] = {}
         self._templates: dict[tuple[int, int, tuple[str, ...], tuple[int, ...], int],
                               tuple[NodePool, Sequence[InstanceType], list[DaemonSet], Template]] = {}
         self._universes: dict[tuple[tuple[tuple[int, int], ...], str], tuple[list[tuple[NodePool, Sequence[InstanceType]]],
@@ -55,6 +57,18 @@ class SharedSetup:
         if found is None or found[0] is not spec:
             constraints = initial(spec)
             found = self._first[id(spec)] = (spec, constraints, node_requirements(spec, constraints))
+        return found[1], found[2]
+
+    def statics(self, key: tuple[Any, ...], templates: Sequence[Template]) -> tuple[dict[int, Taint | None], dict[int, Any]]:
+        """The per-NodePool answers that never change for a pod shape (Variant.taint_cache and
+        template_cache: the taint it does not tolerate, the merged requirements and the instance
+        types left), shared by the runs of a pass. key: (canonical requirements, tolerations,
+        requests, dimensions); `templates`: the run's, in order (kept with the answers, so a
+        template made anew never meets answers of another)."""
+        full = (key, tuple(id(t) for t in templates))
+        found = self._statics.get(full)
+        if found is None or not same(found[0], templates):
+            found = remember(self._statics, full, (list(templates), {}, {}))
         return found[1], found[2]
 
     def canonical(self, reqs: Requirements) -> tuple[tuple[str, Any], ...]:
