@@ -131,3 +131,15 @@ def test_a_specs_first_level_is_made_once_per_pass_and_equals_a_fresh_one():
     assert strict.canonical() == fresh_strict.canonical() and requirements.canonical() == fresh_requirements.canonical()
     assert requirements.canonical() != strict.canonical()  # the preferred zone narrows the requirements only
     assert shared.canonical(requirements) == requirements.canonical()
+
+
+def test_a_shapes_nodepool_answers_are_shared_only_with_the_same_templates():
+    """SharedSetup.statics: the runs of a pass share a shape's per-NodePool answers; a template
+    made anew (another object, even at the same place) starts from none."""
+    setup = SharedSetup()
+    first, other = object(), object()
+    taints, statics = setup.statics(("reqs", (), (1000,), ("cpu",)), [first])
+    statics[0] = "answer"
+    assert setup.statics(("reqs", (), (1000,), ("cpu",)), [first]) == (taints, {0: "answer"})
+    assert setup.statics(("reqs", (), (1000,), ("cpu",)), [other]) == ({}, {})
+    assert setup.statics(("reqs", (), (2000,), ("cpu",)), [first]) == ({}, {})
