@@ -53,6 +53,10 @@ def shared(sim, names):
             sorted((k, sorted(v)) for k, v in result.existing.items()), sorted((u.pod, u.reason) for u in result.unschedulable))
 
 
+# cel-python raises the recursion limit when it first compiles a rule: do that before hypothesis runs.
+load_cluster(cluster(2, 0.5, 0))
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(nodes=st.integers(2, 48), fill=st.sampled_from([0.2, 0.5, 0.9]), seed=st.integers(0, 50),
        picks=st.lists(st.integers(0, 47), min_size=1, max_size=4))
