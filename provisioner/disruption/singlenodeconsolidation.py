@@ -44,7 +44,7 @@ class SingleNodeConsolidation(Consolidation):
                               f"would score {score.score:.2f}, below the threshold {score.threshold:.2f}")
                 continue
             eligible.append(c)
-        if state.share is not None and not state.explain:
+        if state.share is not None and not state.explain and len(eligible) > 1:  # both decide alike
             try:
                 return self._shared(state.share, eligible)
             except Apart:  # the twin is gone: every candidate is simulated here
