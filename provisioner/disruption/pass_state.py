@@ -40,7 +40,8 @@ class PassState:
         self.pool_models = {np_.name: np_ for np_, _ in self.pools}
         self.pool_types = {np_.name: {it.name: it for it in its} for np_, its in self.pools}
         self.limits = Limits(cluster.pdbs)
-        self.by_node = pods_by_node(cluster)
+        groups = cluster.node_pods  # kept grouped by the reader (a replay's), or grouped here
+        self.by_node = {name: g.infos for name, g in groups.items()} if groups is not None else pods_by_node(cluster)
         self.simulator = Simulator(cluster, self.pools, notes, self.limits, memo, self.by_node)
         if memo is not None:
             memo.forget({n.name for n in cluster.nodes})
@@ -67,7 +68,7 @@ class PassState:
         """pod_facts of a node's pods, kept while they are the same objects."""
         assert self.memo is not None
         kept = self.memo.pod_facts.get(name)
-        if kept is not None and same(kept[0], pods):
+        if kept is not None and (kept[0] is pods or same(kept[0], pods)):
             return kept[1]
         facts = pod_facts(pods, self.limits)
         self.memo.pod_facts[name] = (pods, facts)

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
 from kubefacts import labels as L
-from ..planning import plan_rounds, scheduling_view
+from ..planning import plan_rounds, scheduling_nodes, scheduling_view
 from ..models import Inputs, Pod, PodSpec
 from ..result import SimulationResult
-from ..scheduling.existing import ExistingNodes, prepare_nodes
+from ..scheduling.existing import ExistingNodes, prepare_grouped, prepare_nodes
 from ..scheduling.nodeclaim import ExistingTarget, NodeClaim
 from ..scheduling.scheduler import Abandoned
 from ..scheduling.shared import SharedSetup
@@ -69,7 +69,8 @@ class Simulator:
         base = snap.inputs
         assert base is not None  # read with the scheduling models (state.reader, not facts=True)
         self.snap, self.inputs, self.pools, self.notes, self.limits = snap, base, pools, list(notes), limits
-        self.models = {p.name: p for p in base.bound_pods}
+        self.groups = snap.node_pods  # the pods grouped by node, when the reader kept them (state.cluster.NodePods)
+        self._models: dict | None = None
         self._pod_models: dict | None = None
         self.info_by_node: dict = by_node if by_node is not None else pods_by_node(snap)
         self.deleting = {n.name for n in snap.nodes if marked_for_deletion(n)}
@@ -84,16 +85,33 @@ class Simulator:
         self.under_consolidate_after = self._under_consolidate_after(snap)
         # The cluster without the nodes being deleted, prepared for the scheduler once: each run
         # only leaves its candidates out (what plan_pools would do on inputs without them).
-        deleting = self.deleting
+        deleting, groups = self.deleting, self.groups
         rest = Inputs(nodepools=base.nodepools, nodeclasses=base.nodeclasses, pods=[],
-                      bound_pods=[p for p in base.bound_pods if p.node_name not in deleting] if deleting else base.bound_pods,
+                      bound_pods=([] if groups is not None else  # (the groups have them)
+                                  [p for p in base.bound_pods if p.node_name not in deleting] if deleting else base.bound_pods),
                       daemonsets=base.daemonsets, nodes=[n for n in base.nodes if n.name not in deleting],
                       overlays=base.overlays, namespaces=base.namespaces)
-        nodes, bound, _, _ = scheduling_view(rest)
-        self.prepared = prepare_nodes(nodes, bound, base.daemonsets, memo.prepared if memo is not None else None)
+        kept = memo.prepared if memo is not None else None
+        if groups is None:
+            nodes, bound, _, _ = scheduling_view(rest)
+            self.prepared = prepare_nodes(nodes, bound, base.daemonsets, kept)
+        else:
+            # scheduling_view's bound pods, grouped: each node's whole group (none of these nodes
+            # is deleting, so `rest` has all its pods; `rest` has no NodeClaims, so each StateNode
+            # has its Node's name and no pod is renamed), numbered in their order (prepare_grouped).
+            nodes, _, _ = scheduling_nodes(rest)
+            by_node = {node.name: (g.bound, g.order) for node in nodes if (g := groups.get(node.name)) is not None}
+            self.prepared = prepare_grouped(nodes, by_node, base.daemonsets, kept)
         self.existing = ExistingNodes(self.prepared)
         self.uninitialized = {p.node.name for p in self.prepared} - self.initialized  # for _Hopeless
         self.shared = SharedSetup()
+
+    @property
+    def models(self) -> dict:
+        """The bound pods' models by name."""
+        if self._models is None:
+            self._models = {p.name: p for p in self.inputs.bound_pods}
+        return self._models
 
     @property
     def pod_models(self) -> dict:
@@ -138,10 +156,15 @@ class Simulator:
         PDBs' limits do not change while a pass simulates)."""
         found = self._reschedulable.get(name)
         if found is None:
-            infos = self.info_by_node.get(name, [])
-            models = [self.models.get(info.name) for info in infos]
+            if self.groups is not None:  # NodePods.models: the models of its infos, by name as below
+                group = self.groups.get(name)
+                infos, models = (group.infos, group.models) if group is not None else ([], [])
+            else:
+                infos = self.info_by_node.get(name, [])
+                models = [self.models.get(info.name) for info in infos]
             kept = self.memo.reschedulable.get(name) if self.memo is not None else None
-            if kept is not None and same(kept[0], infos) and same(kept[1], models):
+            if kept is not None and (kept[0] is infos and kept[1] is models
+                                     or same(kept[0], infos) and same(kept[1], models)):
                 found = kept[2]  # the same list object, so _movable's memo holds too
             else:
                 found = [model for info, model in zip(infos, models)

@@ -15,6 +15,8 @@ from provisioner.replay import cluster as replay_cluster, disruption, pass_cache
 from provisioner.replay.disruption import PassCache, cluster_objects, disruption_pass
 from provisioner.replay.engine import Options, Replay
 from provisioner.replay.trace import parse_trace
+from provisioner.memo import same
+from provisioner.state.cluster import group_pods
 from provisioner.state.reader import load_cluster
 
 from tests.provisioner.replay.replay_builders import random_event, deployment, nodeclass, nodepool, pdb
@@ -137,6 +139,21 @@ def test_pass_runs_again_when_a_scheduled_budget_window_opens():
 # -- the state a pass reads, from the cache, equals load_cluster's read of all its objects ------------
 
 _MEMO = {"_hash", "_text"}  # caches a model fills in when first asked (Requirement)
+_KEPT = {"node_pods"}  # the pods as the cache keeps them grouped: node_pods_agree checks them
+
+
+def node_pods_agree(state):
+    """Cluster.node_pods as the cache kept them are what state.cluster.group_pods finds in the
+    state afresh: the very same objects per node, and numbers in the order of Inputs.bound_pods."""
+    fresh = group_pods(state)
+    assert state.node_pods.keys() == fresh.keys()
+    for name, group in fresh.items():
+        kept = state.node_pods[name]
+        for part in ("infos", "models", "bound"):
+            assert same(getattr(kept, part), getattr(group, part)), (name, part)
+    numbered = sorted((n, i) for g in state.node_pods.values() for n, i in zip(g.order, map(id, g.bound)))
+    assert len({n for n, _ in numbered}) == len(numbered)
+    assert [i for _, i in numbered] == list(map(id, state.inputs.bound_pods))
 
 
 def state_dump(x, depth=0):
@@ -144,7 +161,7 @@ def state_dump(x, depth=0):
     assert depth < 40
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return (type(x).__name__, tuple((f.name, state_dump(getattr(x, f.name), depth + 1))
-                                        for f in dataclasses.fields(x) if f.name not in _MEMO))
+                                        for f in dataclasses.fields(x) if f.name not in _MEMO | _KEPT))
     if isinstance(x, (list, tuple)):
         return (type(x).__name__, tuple(state_dump(v, depth + 1) for v in x))
     if isinstance(x, dict):
@@ -187,6 +204,7 @@ def test_every_pass_reads_from_the_cache_the_state_load_cluster_reads_from_the_o
             if state is not None:
                 fresh = load_cluster(given + cluster_objects(cluster, pools, pdbs, drifted, now, wall), judged=True)
                 assert state_dump(state) == state_dump(fresh)
+                node_pods_agree(state)
                 checked.append(now)
         return v
 
@@ -285,6 +303,7 @@ def test_cached_reads_follow_every_change_to_the_replayed_cluster(changes):
         assert state is not None
         expected = state_dump(fresh)
         assert state_dump(state) == expected
+        node_pods_agree(state)
         key = repr(view.key)
         assert seen.setdefault(key, expected) == expected
 
@@ -305,4 +324,5 @@ def test_a_long_pod_log_is_given_up_and_the_pods_read_afresh(monkeypatch):
     assert c.pod_log is None
     view = pass_cache.pass_view(c, *_inputs(r, 600.0, set()), cache)
     assert state_dump(view.state()) == state_dump(_afresh(r, 600.0, set())[2])
+    node_pods_agree(view.state())
     assert view.state().inputs.bound_pods == []
