@@ -4,7 +4,7 @@ scheduled on the remaining nodes first and on new NodeClaims otherwise."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from kubefacts import labels as L
 from ..planning import plan_rounds, scheduling_nodes, scheduling_view
@@ -57,6 +57,43 @@ class _Hopeless:
                 raise Abandoned(f"no cheaper replacement exists for ${self.ceiling:.4f}/h")
         elif target.name in self.uninitialized and any(p.name in self.moved for p in pods):
             raise Abandoned(f"its pods would move to node {target.name}, which is not initialized yet")
+
+
+class _Unbound:
+    """A node's currently reschedulable pod models (one pass's Simulator.reschedulable list, kept
+    while it is the same object) and the unbound Pods made of them, per set of nodes avoided."""
+    __slots__ = ("models", "names", "specs", "index", "variants")
+
+    def __init__(self, models: list[Pod]) -> None:
+        self.models = models
+        self.names = [m.name for m in models]
+        # The specs as Simulator._avoiding tells them apart, each the first of its kind: by content
+        # (PodSpec.key: one signature to the scheduler, so one copy serves them all) or by itself
+        # (no key, or volume topology).
+        self.specs: list[PodSpec] = []
+        self.index: list[int] = []  # each model's spec, in `specs`
+        at: dict[object, int] = {}
+        for m in models:
+            spec = m.spec
+            kind = spec.key if spec.key and not spec.volume_alternatives else id(spec)  # (a key is a tuple)
+            i = at.get(kind)
+            if i is None:
+                i = at[kind] = len(self.specs)
+                self.specs.append(spec)
+            self.index.append(i)
+        self.variants: dict[frozenset, list[Pod]] = {}
+
+    def avoiding(self, avoid: frozenset, copy: Callable[[PodSpec, frozenset], PodSpec]) -> list[Pod]:
+        """The Pods kept off the nodes in `avoid`, `copy` (Simulator._avoiding) giving the copy of
+        each kind of spec once: the copy it gives every spec of that kind."""
+        pods = self.variants.get(avoid)
+        if pods is None:
+            copies = [copy(spec, avoid) for spec in self.specs]
+            pods = list(map(Pod, self.names, map(copies.__getitem__, self.index)))
+            if len(self.variants) >= 4:  # the nodes avoided change as nodes age past consolidateAfter
+                self.variants.pop(next(iter(self.variants)))
+            self.variants[avoid] = pods
+        return pods
 
 
 class Simulator:
@@ -131,22 +168,11 @@ class Simulator:
             if pods is None:  # the same Pods serve every simulation of the pass (none changes them)
                 models = self.reschedulable(name)
                 kept = memo.unbound.get(name) if memo is not None else None
-                if kept is None or kept[0] is not models:
-                    kept = (models, {})
+                if kept is None or kept.models is not models:
+                    kept = _Unbound(models)
                     if memo is not None:
                         memo.unbound[name] = kept
-                pods = kept[1].get(avoid)  # and so in later passes, while the node's pods are the same
-                if pods is None:
-                    copies: dict = {}  # replicas share their spec object: one copy each
-                    pods = []
-                    for m in models:
-                        spec = copies.get(id(m.spec))
-                        if spec is None:
-                            spec = copies[id(m.spec)] = self._avoiding(m.spec, avoid)
-                        pods.append(Pod(m.name, spec))
-                    if len(kept[1]) >= 4:  # the nodes avoided change as nodes age past consolidateAfter
-                        kept[1].pop(next(iter(kept[1])))
-                    kept[1][avoid] = pods
+                pods = kept.avoiding(avoid, self._avoiding)  # and so in later passes, while the node's pods are the same
                 self._unbound[key] = pods
             out.extend(pods)
         return out

@@ -216,14 +216,14 @@ def test_every_pass_reads_from_the_cache_the_state_load_cluster_reads_from_the_o
     assert len(checked) == r.pass_cache.passes  # every pass read the state from the cache
 
 
-def _world():
-    """A replay left with four m5.large nodes holding the pods of two Deployments (one with a PDB),
-    a pod no node fits pending, and a scheduled budget."""
+def _world(with_pdb=True):
+    """A replay left with four m5.large nodes holding the pods of two Deployments (one with a PDB
+    unless `with_pdb` is False), a pod no node fits pending, and a scheduled budget."""
     trace = parse_trace({"events": [
         {"at": "0s", "apply": deployment("web", replicas=5, cpu="500m")},
         {"at": "0s", "apply": deployment("api", replicas=3, cpu="1")},
-        {"at": "0s", "apply": deployment("big", replicas=1, cpu="64")},
-        {"at": "0s", "apply": pdb("web", app="web", max_unavailable=1)}]}, "t.yaml")
+        {"at": "0s", "apply": deployment("big", replicas=1, cpu="64")}]
+        + ([{"at": "0s", "apply": pdb("web", app="web", max_unavailable=1)}] if with_pdb else [])}, "t.yaml")
     r = Replay([nodeclass(), nodepool(policy="WhenEmptyOrUnderutilized", after="1m", types=["m5.large"],
                                       budgets=[{"nodes": "0", "schedule": "0 12 * * *", "duration": "1h"},
                                                {"nodes": "10%"}])], None, trace, Options(until=600.0))
@@ -235,6 +235,57 @@ CHANGES = st.lists(st.tuples(st.sampled_from(["bind", "unbind", "remove", "recre
                                               "annotate", "ready", "delete", "disrupt", "event", "drift", "terminate",
                                               "launch", "time", "other-reader", "overflow"]),
                              st.integers(0, 50), st.integers(0, 50)), min_size=1, max_size=25)
+
+
+def change_cluster(r, change, i, j, now, drifted):
+    """One change to the replayed cluster between passes (CHANGES); the new time."""
+    c = r.cluster
+    pods, nodes = list(c.pods.values()), sorted(c.nodes.values(), key=lambda n: n.name)
+    pod = pods[i % len(pods)] if pods else None
+    node = nodes[j % len(nodes)] if nodes else None
+    if change == "bind" and pod is not None and node is not None:
+        c.bind(pod, node.name, now)
+    elif change == "unbind" and pod is not None:  # its controller recreated it, pending
+        c.remove_pod(pod, now)
+        c.add_pod(dataclasses.replace(pod, node=None, nominated=None))
+    elif change == "remove" and pod is not None:
+        c.remove_pod(pod, now)
+    elif change == "recreate" and pod is not None:  # the same object again, under its name
+        c.add_pod(dataclasses.replace(pod))
+    elif change == "relabel" and pod is not None:  # another object under its name
+        c.add_pod(dataclasses.replace(pod, labels={"app": f"x{j % 3}"}, annotations={"n": str(i)}))
+    elif change == "new" and pod is not None:
+        c.add_pod(dataclasses.replace(pod, name=f"default/extra-{i}-{j}", labels={"app": f"x{j % 3}"}, node=None))
+    elif change == "daemon" and pod is not None:  # a pending pod Karpenter does not provision for
+        c.add_pod(dataclasses.replace(pod, name=f"default/agent-{i}", daemon=True, node=None))
+    elif change == "label" and node is not None:
+        node.labels[f"team-{i % 2}"] = str(j)
+    elif change == "annotate" and node is not None:
+        node.annotations["karpenter.sh/do-not-disrupt"] = "true" if j % 2 else "false"
+    elif change == "ready" and node is not None:
+        node.ready_at = None if node.ready else now
+    elif change == "delete" and node is not None:
+        node.deleting = not node.deleting
+    elif change == "disrupt" and node is not None:
+        node.disrupting = not node.disrupting
+    elif change == "event" and node is not None:
+        node.last_pod_event = now - 10 * j
+    elif change == "drift" and node is not None:
+        drifted ^= {node.name}
+    elif change == "terminate" and node is not None:
+        c.terminate(node, now)
+    elif change == "launch":
+        c.launch("default", "m5.large", "on-demand", "us-east-1a", 0.096, {L.INSTANCE_TYPE: "m5.large"},
+                 {"cpu": 1930, "memory": 7_000_000_000, "pods": 29}, now, c.fresh_name("default"))
+    elif change == "time":
+        now += 30 * (j + 1)
+    elif change == "other-reader" and pod is not None:  # takes the log of changes
+        c.remove_pod(pod, now)
+        c.add_pod(dataclasses.replace(pod, name=f"default/moved-{i}", node=None))
+        pass_cache.pass_view(c, *_inputs(r, now, drifted), PassCache())
+    elif change == "overflow":
+        c.pod_log = None  # Cluster gives the log up past LOG_LIMIT
+    return now
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -251,51 +302,7 @@ def test_cached_reads_follow_every_change_to_the_replayed_cluster(changes):
     cache, now, seen = PassCache(), 600.0, {}
     drifted = set()
     for change, i, j in [("time", 0, 0)] + changes:
-        pods, nodes = list(c.pods.values()), sorted(c.nodes.values(), key=lambda n: n.name)
-        pod = pods[i % len(pods)] if pods else None
-        node = nodes[j % len(nodes)] if nodes else None
-        if change == "bind" and pod is not None and node is not None:
-            c.bind(pod, node.name, now)
-        elif change == "unbind" and pod is not None:  # its controller recreated it, pending
-            c.remove_pod(pod, now)
-            c.add_pod(dataclasses.replace(pod, node=None, nominated=None))
-        elif change == "remove" and pod is not None:
-            c.remove_pod(pod, now)
-        elif change == "recreate" and pod is not None:  # the same object again, under its name
-            c.add_pod(dataclasses.replace(pod))
-        elif change == "relabel" and pod is not None:  # another object under its name
-            c.add_pod(dataclasses.replace(pod, labels={"app": f"x{j % 3}"}, annotations={"n": str(i)}))
-        elif change == "new" and pod is not None:
-            c.add_pod(dataclasses.replace(pod, name=f"default/extra-{i}-{j}", labels={"app": f"x{j % 3}"}, node=None))
-        elif change == "daemon" and pod is not None:  # a pending pod Karpenter does not provision for
-            c.add_pod(dataclasses.replace(pod, name=f"default/agent-{i}", daemon=True, node=None))
-        elif change == "label" and node is not None:
-            node.labels[f"team-{i % 2}"] = str(j)
-        elif change == "annotate" and node is not None:
-            node.annotations["karpenter.sh/do-not-disrupt"] = "true" if j % 2 else "false"
-        elif change == "ready" and node is not None:
-            node.ready_at = None if node.ready else now
-        elif change == "delete" and node is not None:
-            node.deleting = not node.deleting
-        elif change == "disrupt" and node is not None:
-            node.disrupting = not node.disrupting
-        elif change == "event" and node is not None:
-            node.last_pod_event = now - 10 * j
-        elif change == "drift" and node is not None:
-            drifted ^= {node.name}
-        elif change == "terminate" and node is not None:
-            c.terminate(node, now)
-        elif change == "launch":
-            c.launch("default", "m5.large", "on-demand", "us-east-1a", 0.096, {L.INSTANCE_TYPE: "m5.large"},
-                     {"cpu": 1930, "memory": 7_000_000_000, "pods": 29}, now, c.fresh_name("default"))
-        elif change == "time":
-            now += 30 * (j + 1)
-        elif change == "other-reader" and pod is not None:  # takes the log of changes
-            c.remove_pod(pod, now)
-            c.add_pod(dataclasses.replace(pod, name=f"default/moved-{i}", node=None))
-            pass_cache.pass_view(c, *_inputs(r, now, drifted), PassCache())
-        elif change == "overflow":
-            c.pod_log = None  # Cluster gives the log up past LOG_LIMIT
+        now = change_cluster(r, change, i, j, now, drifted)
         view = pass_cache.pass_view(c, *_inputs(r, now, drifted), cache)
         wall, objects, fresh = _afresh(r, now, drifted)
         assert view is not None
