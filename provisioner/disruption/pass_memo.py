@@ -24,6 +24,7 @@ class PassMemo:
         self.unbound: dict[str, Any] = {}  # node -> simulation._Unbound: its movable models, avoided -> unbound Pods
         self.avoiding: dict[tuple[Any, frozenset[str]], Any] = {}  # (PodSpec.key, hostnames) -> the copy kept off them
         self.pod_facts: dict[str, tuple[list[Any], Any]] = {}  # node -> (its PodInfos, new_candidate's facts of them)
+        self.types: dict[int, tuple[list[Any], dict[str, Any]]] = {}  # id(instance types) -> (a copy, them by name)
 
     def forget(self, present: set[str]) -> None:
         """Drop what was kept for nodes no longer present, once they outnumber those that are."""

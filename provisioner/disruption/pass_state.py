@@ -15,12 +15,24 @@ from ..catalog import Catalog
 from ..planning import nodepool_instance_types
 from .budgets import budget_mapping
 from .candidates import PodFacts, new_candidate, offering_price, pod_facts, pods_by_node, pool_totals
-from ..memo import same
+from ..memo import remember, same
 from .pass_memo import PassMemo
 from ..state.cluster import Cluster
 from .pdb import Limits
 from .simulation import Simulator
 from .types import Candidate
+
+
+def _by_name(types: list, memo: PassMemo | None) -> dict:
+    """A NodePool's instance types by name; kept while they are the same objects (the catalog
+    hands a pass the list an earlier pass had, unless overlays made it afresh)."""
+    kept = memo.types.get(id(types)) if memo is not None else None
+    if kept is not None and same(kept[0], types):
+        return kept[1]
+    found = {it.name: it for it in types}
+    if memo is not None:
+        remember(memo.types, id(types), (list(types), found), 64)  # (a list's id may be reused: its items are compared)
+    return found
 
 
 class PassState:
@@ -38,7 +50,7 @@ class PassState:
         zones = tuple(dict.fromkeys(list(zones) + sorted(node_zones)))
         self.pools, notes = nodepool_instance_types(cluster.inputs, catalog, region, zones, spot_discount)
         self.pool_models = {np_.name: np_ for np_, _ in self.pools}
-        self.pool_types = {np_.name: {it.name: it for it in its} for np_, its in self.pools}
+        self.pool_types = {np_.name: _by_name(its, memo) for np_, its in self.pools}
         self.limits = Limits(cluster.pdbs)
         groups = cluster.node_pods  # kept grouped by the reader (a replay's), or grouped here
         self.by_node = {name: g.infos for name, g in groups.items()} if groups is not None else pods_by_node(cluster)

@@ -62,11 +62,12 @@ class _Hopeless:
 class _Unbound:
     """A node's currently reschedulable pod models (one pass's Simulator.reschedulable list, kept
     while it is the same object) and the unbound Pods made of them, per set of nodes avoided."""
-    __slots__ = ("models", "names", "specs", "index", "variants")
+    __slots__ = ("models", "names", "pod_names", "specs", "index", "variants")
 
     def __init__(self, models: list[Pod]) -> None:
         self.models = models
         self.names = [m.name for m in models]
+        self.pod_names = frozenset(self.names)
         # The specs as Simulator._avoiding tells them apart, each the first of its kind: by content
         # (PodSpec.key: one signature to the scheduler, so one copy serves them all) or by itself
         # (no key, or volume topology).
@@ -119,6 +120,7 @@ class Simulator:
         self._own: dict = {}  # by id(spec), this pass only
         self._reschedulable: dict = {}  # node name -> its currently reschedulable pod models
         self._unbound: dict = {}  # (node name, avoided hostnames) -> those pods unbound, for a simulation
+        self._pod_names: dict = {}  # node name -> the names of those pods (_movable sets it)
         self.under_consolidate_after = self._under_consolidate_after(snap)
         # The cluster without the nodes being deleted, prepared for the scheduler once: each run
         # only leaves its candidates out (what plan_pools would do on inputs without them).
@@ -174,6 +176,7 @@ class Simulator:
                         memo.unbound[name] = kept
                 pods = kept.avoiding(avoid, self._avoiding)  # and so in later passes, while the node's pods are the same
                 self._unbound[key] = pods
+                self._pod_names[name] = kept.pod_names
             out.extend(pods)
         return out
 
@@ -246,7 +249,7 @@ class Simulator:
         moved = self._movable(names, self.under_consolidate_after if consolidation else frozenset())
         from_deleting = self._movable(self.deleting - names)
         pending = list(base.pods) + moved + from_deleting
-        candidate_pods = {p.name for p in moved}
+        candidate_pods = set().union(*map(self._pod_names.__getitem__, names))  # the names in `moved`
         result = SimulationResult(pods=len(pending))
         watch = None
         if ceiling is not None:

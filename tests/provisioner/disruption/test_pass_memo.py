@@ -34,16 +34,12 @@ def _replay(pods: int, days: float, seed: int, memo: bool, pdb: bool = False) ->
 
 @pytest.mark.parametrize("pods, days, seed, pdb", [(150, 0.1, 0, False), (400, 0.15, 2, False), (300, 0.15, 1, True)])
 def test_replay_is_the_same_without_the_memo(monkeypatch, pods, days, seed, pdb):
-    reused = []
-    original = pass_state.same
-
-    def spy(a, b):
-        hit = original(a, b)
-        reused.append(hit)
-        return hit
-    monkeypatch.setattr(pass_state, "same", spy)
+    asked, made = [], []
+    ask, make = pass_state.PassState._pod_facts, pass_state.pod_facts
+    monkeypatch.setattr(pass_state.PassState, "_pod_facts", lambda *a: asked.append(1) or ask(*a))
+    monkeypatch.setattr(pass_state, "pod_facts", lambda *a: made.append(1) or make(*a))
     with_memo = _replay(pods, days, seed, memo=True, pdb=pdb)
-    assert (True in reused) != pdb  # with a PDB the pod facts are not kept
+    assert (len(asked) > len(made)) != pdb  # with a PDB the pod facts are not kept
     assert json.loads(with_memo)["disruptions"]
     assert _replay(pods, days, seed, memo=False, pdb=pdb) == with_memo
 
@@ -79,3 +75,16 @@ def test_passes_over_the_kept_groups_with_a_memo_answer_as_passes_read_afresh(ch
         states = [pass_state.PassState(s, resolve_catalog(r.catalog), r.o.region, r.o.zones, r.o.spot_discount,
                                        r.o.spot_to_spot, wall, False, memo) for s, memo in ((kept, cache.memo), (fresh, None))]
         assert _movable(states[0]) == _movable(states[1])
+
+
+def test_instance_types_by_name_are_kept_only_while_the_list_holds_the_same_objects():
+    from provisioner.disruption.pass_memo import PassMemo
+    from tests.provisioner.prov_builders import fake_type
+    types = [fake_type("a.large", "2", "4Gi"), fake_type("b.large", "2", "8Gi")]
+    memo = PassMemo()
+    first = pass_state._by_name(types, memo)
+    assert first == {"a.large": types[0], "b.large": types[1]}
+    assert pass_state._by_name(types, memo) is first
+    types[1] = fake_type("b.large", "4", "8Gi")  # changed in place: the same list object
+    again = pass_state._by_name(types, memo)
+    assert again == {"a.large": types[0], "b.large": types[1]} and again is not first
