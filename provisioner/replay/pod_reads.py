@@ -19,7 +19,7 @@ from ..loader.fields import Ctx
 from ..loader.pods import load_pod
 from ..loader.provisionable import pod_reason
 from ..loader.storage import volume_refs
-from ..memo import forget_absent
+from ..memo import forget_absent, remember
 from ..state.cluster import NodePods
 from ..state.reader import load_pod_info
 from .cluster import Cluster
@@ -57,6 +57,7 @@ class PodReads:
 
     def __init__(self) -> None:
         self.reads: dict = {}  # pod name -> (object without nodeName, Pod, PodInfo, pending reason)
+        self.templates: dict = {}  # workload -> (the last object read of it without its name, its read)
         self.order: dict | None = None  # pod name -> (sequence number, item)
         self.log: list | None = None  # the Cluster.pod_log this set, to be told of the changes since
         self.seq = 0
@@ -121,6 +122,31 @@ class PodReads:
         forget_absent(self.reads, cluster.pods, 1000)  # pods long gone
         return readable
 
+    def read(self, workload: Any, base: dict) -> tuple:
+        """_read_pod of a pod's object, from the read of an earlier pod of its workload when the
+        two objects differ in metadata.name alone: a read takes the name into the models' names
+        only (load_pod's pod_spec, load_pod_info and pod_reason read the rest), so the earlier
+        read with this name is this object's read. Each model is a copy of its own (so the pods'
+        specs are distinct objects, as separate reads make them)."""
+        meta = base["metadata"]
+        unnamed = {**base, "metadata": {**meta, "name": None}}
+        kept = self.templates.get(workload)
+        if kept is None or kept[0] != unnamed:
+            entry = _read_pod(base)
+            remember(self.templates, workload, (unnamed, entry), 1000)
+            return entry
+        _, model, info, reason = kept[1]
+        if model is None:
+            return (base, None, None, None)
+        name = f"{info.namespace}/{meta['name']}"
+        spec = object.__new__(type(model.spec))
+        spec.__dict__.update(model.spec.__dict__)
+        model = _copy(model, None)
+        model.name, model.spec = name, spec
+        info = _copy(info, None)
+        info.name = name
+        return (base, model, info, reason)
+
     def _regroup(self) -> None:
         """A new NodePods for each node whose pods changed (the others keep theirs)."""
         for node in self._dirty:
@@ -183,7 +209,7 @@ def _item(pod: Any, old: tuple | None, reads: PodReads) -> tuple | None:
         entry = reads.reads.get(pod.name)
         if entry is None or entry[0] != base:
             try:
-                entry = _read_pod(base)
+                entry = reads.read(pod.workload, base)
             except InputError:
                 return None  # the pass reads all the objects, and raises it
             reads.reads[pod.name] = entry
