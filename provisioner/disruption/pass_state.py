@@ -27,7 +27,7 @@ def _by_name(types: list, memo: PassMemo | None) -> dict:
     """A NodePool's instance types by name; kept while they are the same objects (the catalog
     hands a pass the list an earlier pass had, unless overlays made it afresh)."""
     kept = memo.types.get(id(types)) if memo is not None else None
-    if kept is not None and same(kept[0], types):
+    if kept is not None and kept[0] == types:  # `same` at C speed: an InstanceType equals itself alone (eq=False)
         return kept[1]
     found = {it.name: it for it in types}
     if memo is not None:
