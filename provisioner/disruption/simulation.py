@@ -86,7 +86,9 @@ class _Unbound:
 
     def avoiding(self, avoid: frozenset, copy: Callable[[PodSpec, frozenset], PodSpec]) -> list[Pod]:
         """The Pods kept off the nodes in `avoid`, `copy` (Simulator._avoiding) giving the copy of
-        each kind of spec once: the copy it gives every spec of that kind."""
+        each kind of spec once: the copy it gives every spec of that kind (specs of one PodSpec.key
+        are one signature to the scheduler; once its content-keyed cache starts over it makes a
+        second, equal copy, as it does for the specs of a later pass)."""
         pods = self.variants.get(avoid)
         if pods is None:
             copies = [copy(spec, avoid) for spec in self.specs]
