@@ -74,6 +74,16 @@ def plan_pools(inputs: Inputs, pools, notes=(), memo: PreparedMemo | None = None
 def scheduling_view(inputs: Inputs):
     """The existing nodes the scheduler sees, the pods bound to them, the pods to schedule and
     the names of the nodes being deleted: (nodes, bound, pending, deleting)."""
+    nodes, names, deleting = scheduling_nodes(inputs)
+    bound = [p if names[p.node_name] == p.node_name else replace(p, node_name=names[p.node_name])
+             for p in inputs.bound_pods if p.node_name in names]
+    pending = list(inputs.pods) + rescheduled_pods(inputs.bound_pods, deleting)
+    return nodes, bound, pending, deleting
+
+
+def scheduling_nodes(inputs: Inputs):
+    """scheduling_view's nodes: (the existing nodes the scheduler sees, their StateNodes' names
+    by Node name, the names of the nodes being deleted)."""
     cluster = build_cluster(inputs.nodes, inputs.nodeclaims)
     active = cluster.active()
     deleting = {s.node.name for s in cluster.deleting() if s.node is not None}
@@ -81,10 +91,7 @@ def scheduling_view(inputs: Inputs):
     nodes = [s.as_existing() for s in active]
     for existing in nodes:  # CSINode objects carry the attach limits of registered nodes
         existing.volume_limits = dict(inputs.volume_limits.get(existing.name, {}))
-    bound = [p if names[p.node_name] == p.node_name else replace(p, node_name=names[p.node_name])
-             for p in inputs.bound_pods if p.node_name in names]
-    pending = list(inputs.pods) + rescheduled_pods(inputs.bound_pods, deleting)
-    return nodes, bound, pending, deleting
+    return nodes, names, deleting
 
 
 def plan_rounds(result: SimulationResult, prepared, pending: list, pools, daemonsets, notes=(),

@@ -22,10 +22,11 @@ class PassMemo:
     def __init__(self) -> None:
         self.prepared = PreparedMemo()  # the existing nodes as the scheduler prepares them
         self.reschedulable: dict[str, tuple[list[Any], list[Any], list[Any]]] = {}  # node -> (infos, models, movable models)
-        self.unbound: dict[str, tuple[list[Any], dict[frozenset[str], list[Any]]]] = {}  # node -> (models, avoided -> unbound Pods)
+        self.unbound: dict[str, Any] = {}  # node -> simulation._Unbound: its movable models, avoided -> unbound Pods
         self.avoiding: dict[tuple[Any, frozenset[str]], Any] = {}  # (PodSpec.key, hostnames) -> the copy kept off them
         self.pod_facts: dict[str, tuple[list[Any], Any]] = {}  # node -> (its PodInfos, new_candidate's facts of them)
         self.share: Share | None = None  # single-node consolidation's candidates shared with a twin process
+        self.types: dict[int, tuple[list[Any], dict[str, Any]]] = {}  # id(instance types) -> (a copy, them by name)
 
     def forget(self, present: set[str]) -> None:
         """Drop what was kept for nodes no longer present, once they outnumber those that are."""

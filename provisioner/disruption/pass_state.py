@@ -15,12 +15,24 @@ from ..catalog import Catalog
 from ..planning import nodepool_instance_types
 from .budgets import budget_mapping
 from .candidates import PodFacts, new_candidate, offering_price, pod_facts, pods_by_node, pool_totals
-from ..memo import same
+from ..memo import remember, same
 from .pass_memo import PassMemo
 from ..state.cluster import Cluster
 from .pdb import Limits
 from .simulation import Simulator
 from .types import Candidate
+
+
+def _by_name(types: list, memo: PassMemo | None) -> dict:
+    """A NodePool's instance types by name; kept while they are the same objects (the catalog
+    hands a pass the list an earlier pass had, unless overlays made it afresh)."""
+    kept = memo.types.get(id(types)) if memo is not None else None
+    if kept is not None and kept[0] == types:  # `same` at C speed: an InstanceType equals itself alone (eq=False)
+        return kept[1]
+    found = {it.name: it for it in types}
+    if memo is not None:
+        remember(memo.types, id(types), (list(types), found), 64)  # (a list's id may be reused: its items are compared)
+    return found
 
 
 class PassState:
@@ -38,9 +50,10 @@ class PassState:
         zones = tuple(dict.fromkeys(list(zones) + sorted(node_zones)))
         self.pools, notes = nodepool_instance_types(cluster.inputs, catalog, region, zones, spot_discount)
         self.pool_models = {np_.name: np_ for np_, _ in self.pools}
-        self.pool_types = {np_.name: {it.name: it for it in its} for np_, its in self.pools}
+        self.pool_types = {np_.name: _by_name(its, memo) for np_, its in self.pools}
         self.limits = Limits(cluster.pdbs)
-        self.by_node = pods_by_node(cluster)
+        groups = cluster.node_pods  # kept grouped by the reader (a replay's), or grouped here
+        self.by_node = {name: g.infos for name, g in groups.items()} if groups is not None else pods_by_node(cluster)
         self.simulator = Simulator(cluster, self.pools, notes, self.limits, memo, self.by_node)
         if memo is not None:
             memo.forget({n.name for n in cluster.nodes})
@@ -68,7 +81,7 @@ class PassState:
         """pod_facts of a node's pods, kept while they are the same objects."""
         assert self.memo is not None
         kept = self.memo.pod_facts.get(name)
-        if kept is not None and same(kept[0], pods):
+        if kept is not None and (kept[0] is pods or same(kept[0], pods)):
             return kept[1]
         facts = pod_facts(pods, self.limits)
         self.memo.pod_facts[name] = (pods, facts)

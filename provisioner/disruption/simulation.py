@@ -4,13 +4,13 @@ scheduled on the remaining nodes first and on new NodeClaims otherwise."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from kubefacts import labels as L
-from ..planning import plan_rounds, scheduling_view
+from ..planning import plan_rounds, scheduling_nodes, scheduling_view
 from ..models import Inputs, Pod, PodSpec
 from ..result import SimulationResult
-from ..scheduling.existing import ExistingNodes, prepare_nodes
+from ..scheduling.existing import ExistingNodes, prepare_grouped, prepare_nodes
 from ..scheduling.nodeclaim import ExistingTarget, NodeClaim
 from ..scheduling.scheduler import Abandoned
 from ..scheduling.shared import SharedSetup
@@ -59,6 +59,46 @@ class _Hopeless:
             raise Abandoned(f"its pods would move to node {target.name}, which is not initialized yet")
 
 
+class _Unbound:
+    """A node's currently reschedulable pod models (one pass's Simulator.reschedulable list, kept
+    while it is the same object) and the unbound Pods made of them, per set of nodes avoided."""
+    __slots__ = ("models", "names", "pod_names", "specs", "index", "variants")
+
+    def __init__(self, models: list[Pod]) -> None:
+        self.models = models
+        self.names = [m.name for m in models]
+        self.pod_names = frozenset(self.names)
+        # The specs as Simulator._avoiding tells them apart, each the first of its kind: by content
+        # (PodSpec.key: one signature to the scheduler, so one copy serves them all) or by itself
+        # (no key, or volume topology).
+        self.specs: list[PodSpec] = []
+        self.index: list[int] = []  # each model's spec, in `specs`
+        at: dict[object, int] = {}
+        for m in models:
+            spec = m.spec
+            kind = spec.key if spec.key and not spec.volume_alternatives else id(spec)  # (a key is a tuple)
+            i = at.get(kind)
+            if i is None:
+                i = at[kind] = len(self.specs)
+                self.specs.append(spec)
+            self.index.append(i)
+        self.variants: dict[frozenset, list[Pod]] = {}
+
+    def avoiding(self, avoid: frozenset, copy: Callable[[PodSpec, frozenset], PodSpec]) -> list[Pod]:
+        """The Pods kept off the nodes in `avoid`, `copy` (Simulator._avoiding) giving the copy of
+        each kind of spec once: the copy it gives every spec of that kind (specs of one PodSpec.key
+        are one signature to the scheduler; once its content-keyed cache starts over it makes a
+        second, equal copy, as it does for the specs of a later pass)."""
+        pods = self.variants.get(avoid)
+        if pods is None:
+            copies = [copy(spec, avoid) for spec in self.specs]
+            pods = list(map(Pod, self.names, map(copies.__getitem__, self.index)))
+            if len(self.variants) >= 4:  # the nodes avoided change as nodes age past consolidateAfter
+                self.variants.pop(next(iter(self.variants)))
+            self.variants[avoid] = pods
+        return pods
+
+
 class Simulator:
     """Schedules with a fixed snapshot; one instance serves every candidate set of a pass."""
 
@@ -69,7 +109,8 @@ class Simulator:
         base = snap.inputs
         assert base is not None  # read with the scheduling models (state.reader, not facts=True)
         self.snap, self.inputs, self.pools, self.notes, self.limits = snap, base, pools, list(notes), limits
-        self.models = {p.name: p for p in base.bound_pods}
+        self.groups = snap.node_pods  # the pods grouped by node, when the reader kept them (state.cluster.NodePods)
+        self._models: dict | None = None
         self._pod_models: dict | None = None
         self.info_by_node: dict = by_node if by_node is not None else pods_by_node(snap)
         self.deleting = {n.name for n in snap.nodes if marked_for_deletion(n)}
@@ -81,19 +122,37 @@ class Simulator:
         self._own: dict = {}  # by id(spec), this pass only
         self._reschedulable: dict = {}  # node name -> its currently reschedulable pod models
         self._unbound: dict = {}  # (node name, avoided hostnames) -> those pods unbound, for a simulation
+        self._pod_names: dict = {}  # node name -> the names of those pods (_movable sets it)
         self.under_consolidate_after = self._under_consolidate_after(snap)
         # The cluster without the nodes being deleted, prepared for the scheduler once: each run
         # only leaves its candidates out (what plan_pools would do on inputs without them).
-        deleting = self.deleting
+        deleting, groups = self.deleting, self.groups
         rest = Inputs(nodepools=base.nodepools, nodeclasses=base.nodeclasses, pods=[],
-                      bound_pods=[p for p in base.bound_pods if p.node_name not in deleting] if deleting else base.bound_pods,
+                      bound_pods=([] if groups is not None else  # (the groups have them)
+                                  [p for p in base.bound_pods if p.node_name not in deleting] if deleting else base.bound_pods),
                       daemonsets=base.daemonsets, nodes=[n for n in base.nodes if n.name not in deleting],
                       overlays=base.overlays, namespaces=base.namespaces)
-        nodes, bound, _, _ = scheduling_view(rest)
-        self.prepared = prepare_nodes(nodes, bound, base.daemonsets, memo.prepared if memo is not None else None)
+        kept = memo.prepared if memo is not None else None
+        if groups is None:
+            nodes, bound, _, _ = scheduling_view(rest)
+            self.prepared = prepare_nodes(nodes, bound, base.daemonsets, kept)
+        else:
+            # scheduling_view's bound pods, grouped: each node's whole group (none of these nodes
+            # is deleting, so `rest` has all its pods; `rest` has no NodeClaims, so each StateNode
+            # has its Node's name and no pod is renamed), numbered in their order (prepare_grouped).
+            nodes, _, _ = scheduling_nodes(rest)
+            by_node = {node.name: (g.bound, g.order) for node in nodes if (g := groups.get(node.name)) is not None}
+            self.prepared = prepare_grouped(nodes, by_node, base.daemonsets, kept)
         self.existing = ExistingNodes(self.prepared)
         self.uninitialized = {p.node.name for p in self.prepared} - self.initialized  # for _Hopeless
         self.shared = SharedSetup()
+
+    @property
+    def models(self) -> dict:
+        """The bound pods' models by name."""
+        if self._models is None:
+            self._models = {p.name: p for p in self.inputs.bound_pods}
+        return self._models
 
     @property
     def pod_models(self) -> dict:
@@ -113,23 +172,13 @@ class Simulator:
             if pods is None:  # the same Pods serve every simulation of the pass (none changes them)
                 models = self.reschedulable(name)
                 kept = memo.unbound.get(name) if memo is not None else None
-                if kept is None or kept[0] is not models:
-                    kept = (models, {})
+                if kept is None or kept.models is not models:
+                    kept = _Unbound(models)
                     if memo is not None:
                         memo.unbound[name] = kept
-                pods = kept[1].get(avoid)  # and so in later passes, while the node's pods are the same
-                if pods is None:
-                    copies: dict = {}  # replicas share their spec object: one copy each
-                    pods = []
-                    for m in models:
-                        spec = copies.get(id(m.spec))
-                        if spec is None:
-                            spec = copies[id(m.spec)] = self._avoiding(m.spec, avoid)
-                        pods.append(Pod(m.name, spec))
-                    if len(kept[1]) >= 4:  # the nodes avoided change as nodes age past consolidateAfter
-                        kept[1].pop(next(iter(kept[1])))
-                    kept[1][avoid] = pods
+                pods = kept.avoiding(avoid, self._avoiding)  # and so in later passes, while the node's pods are the same
                 self._unbound[key] = pods
+                self._pod_names[name] = kept.pod_names
             out.extend(pods)
         return out
 
@@ -138,10 +187,15 @@ class Simulator:
         PDBs' limits do not change while a pass simulates)."""
         found = self._reschedulable.get(name)
         if found is None:
-            infos = self.info_by_node.get(name, [])
-            models = [self.models.get(info.name) for info in infos]
+            if self.groups is not None:  # NodePods.models: the models of its infos, by name as below
+                group = self.groups.get(name)
+                infos, models = (group.infos, group.models) if group is not None else ([], [])
+            else:
+                infos = self.info_by_node.get(name, [])
+                models = [self.models.get(info.name) for info in infos]
             kept = self.memo.reschedulable.get(name) if self.memo is not None else None
-            if kept is not None and same(kept[0], infos) and same(kept[1], models):
+            if kept is not None and (kept[0] is infos and kept[1] is models
+                                     or same(kept[0], infos) and same(kept[1], models)):
                 found = kept[2]  # the same list object, so _movable's memo holds too
             else:
                 found = [model for info, model in zip(infos, models)
@@ -197,7 +251,7 @@ class Simulator:
         moved = self._movable(names, self.under_consolidate_after if consolidation else frozenset())
         from_deleting = self._movable(self.deleting - names)
         pending = list(base.pods) + moved + from_deleting
-        candidate_pods = {p.name for p in moved}
+        candidate_pods = set().union(*map(self._pod_names.__getitem__, names))  # the names in `moved`
         result = SimulationResult(pods=len(pending))
         watch = None
         if ceiling is not None:

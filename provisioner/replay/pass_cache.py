@@ -31,7 +31,7 @@ from ..errors import InputError
 from ..loader.fields import Ctx
 from ..loader.karpenter import load_node, load_nodeclaim as load_nodeclaim_model
 from ..loader.pods import MAX_PODS
-from ..state.cluster import Cluster as State
+from ..state.cluster import Cluster as State, NodePods
 from ..state.reader import load_cluster, load_node_info, load_nodeclaim
 from ..state.statenode import StateNode
 from .cluster import Cluster
@@ -142,9 +142,10 @@ def _assemble(cache: PassCache, facts: list, pdb_objs: list, pdb_text: str, dele
 
     pods = cache.pods
     by_name = {s.name: s for s in states}
-    for name, on in pods.on.items():
+    groups = dict(pods.groups)
+    for name, group in pods.groups.items():
         if name in by_name:
-            by_name[name].pods = list(on.values)
+            by_name[name].pods = group.infos
     bound = list(pods.bound.values)
     missing: list = []
     stray = [name for name in pods.on if name not in by_name]
@@ -152,6 +153,9 @@ def _assemble(cache: PassCache, facts: list, pdb_objs: list, pdb_text: str, dele
         missing = [f"pod {m.name} is bound to node {m.node_name}, which is not in the input; ignored"
                    for m in bound if m.node_name in stray]
         bound = [m for m in bound if m.node_name not in stray]
+        for name in stray:  # its PodInfos stay in the state, its models do not
+            infos = groups[name].infos
+            groups[name] = NodePods(infos, [None] * len(infos), [], [])
     inputs = copy.copy(static.inputs)
     inputs.nodes = static.inputs.nodes + nodes
     inputs.nodeclaims = static.inputs.nodeclaims + claims
@@ -165,6 +169,8 @@ def _assemble(cache: PassCache, facts: list, pdb_objs: list, pdb_text: str, dele
     state.pods = static.pods + pods.infos.values
     state.pdbs = static.pdbs + cache.pdbs[1]
     state.nodeclaims_given = static.nodeclaims_given or bool(claims)
+    # The pods are all the replay's (the given objects hold none), so its groups are the state's.
+    state.node_pods = groups if not static.pods and not static.inputs.bound_pods else None
     return state
 
 

@@ -2,7 +2,8 @@
 between passes: each pod's object read once while it is the same (as load_objects and load_cluster
 read a Pod), and the lists a pass's state holds (every PodInfo, the bound, pending and ignored pods,
 each node's pods) kept in the cluster's order and changed only where Cluster.pod_log says a pod was
-added, bound or removed.
+added, bound or removed. Each node's pods are kept grouped as state.cluster.NodePods too, a new one
+made only when the node's pods changed (so what a pass derives from one is reused by identity).
 
 The cluster's order is the order of its pods dict: a pod added under a new name goes last, one
 added under a name there keeps its place, a removed one leaves it. Each name gets a sequence number
@@ -18,7 +19,8 @@ from ..loader.fields import Ctx
 from ..loader.pods import load_pod
 from ..loader.provisionable import pod_reason
 from ..loader.storage import volume_refs
-from ..memo import forget_absent
+from ..memo import forget_absent, remember
+from ..state.cluster import NodePods
 from ..state.reader import load_pod_info
 from .cluster import Cluster
 from .objects import pod_object
@@ -55,6 +57,7 @@ class PodReads:
 
     def __init__(self) -> None:
         self.reads: dict = {}  # pod name -> (object without nodeName, Pod, PodInfo, pending reason)
+        self.templates: dict = {}  # workload -> (the last object read of it without its name, its read)
         self.order: dict | None = None  # pod name -> (sequence number, item)
         self.log: list | None = None  # the Cluster.pod_log this set, to be told of the changes since
         self.seq = 0
@@ -63,7 +66,9 @@ class PodReads:
         self.bound = _Ordered()  # Pod models of the bound pods
         self.pending = _Ordered()  # Pod models of the pending pods Karpenter provisions for
         self.ignored = _Ordered()  # (name, why) of the other pending pods
-        self.on: dict = {}  # node name -> _Ordered PodInfo of its pods
+        self.on: dict = {}  # node name -> _Ordered items of its pods
+        self.groups: dict = {}  # node name -> NodePods of its pods (models aligned with infos, bound = models)
+        self._dirty: set = set()  # nodes whose pods changed since their NodePods were made
 
     def update(self, cluster: Cluster) -> bool:
         """Bring the reads up to date with the cluster's pods; False when a pod must be read with
@@ -101,7 +106,7 @@ class PodReads:
             olds = order or {}
             order = {}
             self.keys, self.infos, self.bound, self.pending, self.ignored = (_Ordered() for _ in range(5))
-            self.on = {}
+            self.on, self.groups = {}, {}
             for name, pod in cluster.pods.items():
                 old = olds.get(name)
                 item = _item(pod, old[1] if old is not None else None, self)
@@ -112,8 +117,46 @@ class PodReads:
                 order[name] = (self.seq, item)
                 self._enter(self.seq, item)
         self.order = order if readable else None  # (read afresh next time)
+        if readable:
+            self._regroup()
         forget_absent(self.reads, cluster.pods, 1000)  # pods long gone
         return readable
+
+    def read(self, workload: Any, base: dict) -> tuple:
+        """_read_pod of a pod's object, from the read of an earlier pod of its workload when the
+        two objects differ in metadata.name alone: a read takes the name into the models' names
+        only (load_pod's pod_spec, load_pod_info and pod_reason read the rest), so the earlier
+        read with this name is this object's read. Each model is a copy of its own (so the pods'
+        specs are distinct objects, as separate reads make them)."""
+        meta = base["metadata"]
+        unnamed = {**base, "metadata": {**meta, "name": None}}
+        kept = self.templates.get(workload)
+        if kept is None or kept[0] != unnamed:
+            entry = _read_pod(base)
+            remember(self.templates, workload, (unnamed, entry), 1000)
+            return entry
+        _, model, info, reason = kept[1]
+        if model is None:
+            return (base, None, None, None)
+        name = f"{info.namespace}/{meta['name']}"
+        spec = object.__new__(type(model.spec))
+        spec.__dict__.update(model.spec.__dict__)
+        model = _copy(model, None)
+        model.name, model.spec = name, spec
+        info = _copy(info, None)
+        info.name = name
+        return (base, model, info, reason)
+
+    def _regroup(self) -> None:
+        """A new NodePods for each node whose pods changed (the others keep theirs)."""
+        for node in self._dirty:
+            on = self.on.get(node)
+            if on is None:
+                self.groups.pop(node, None)
+                continue
+            models = [item[MODEL] for item in on.values]
+            self.groups[node] = NodePods([item[INFO] for item in on.values], models, models, list(on.seqs))
+        self._dirty.clear()
 
     def _enter(self, seq: int, item: tuple) -> None:
         self.keys.put(seq, item[KEY])
@@ -123,7 +166,8 @@ class PodReads:
             on = self.on.get(node)
             if on is None:
                 on = self.on[node] = _Ordered()
-            on.put(seq, item[INFO])
+            on.put(seq, item)
+            self._dirty.add(node)
             self.bound.put(seq, item[MODEL])
         elif item[PENDING]:
             self.pending.put(seq, item[MODEL])
@@ -139,6 +183,7 @@ class PodReads:
             node = item[SIG][0]
             on = self.on[node]
             on.drop(seq)
+            self._dirty.add(node)
             if not on.seqs:
                 del self.on[node]
             self.bound.drop(seq)
@@ -164,7 +209,7 @@ def _item(pod: Any, old: tuple | None, reads: PodReads) -> tuple | None:
         entry = reads.reads.get(pod.name)
         if entry is None or entry[0] != base:
             try:
-                entry = _read_pod(base)
+                entry = reads.read(pod.workload, base)
             except InputError:
                 return None  # the pass reads all the objects, and raises it
             reads.reads[pod.name] = entry

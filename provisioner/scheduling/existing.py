@@ -9,7 +9,7 @@ shares the scheduler's set-up across a pass (kubernetes-sigs/karpenter PR #3271)
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -136,9 +136,23 @@ def prepare_nodes(nodes: Iterable[ExistingNode], bound_pods: Iterable[Pod],
                   daemonsets: Sequence[DaemonSet], memo: PreparedMemo | None = None) -> list[PreparedNode]:
     """A PreparedNode per node, its pods taken from `bound_pods` (pods bound elsewhere ignored);
     `memo`: PreparedNodes of earlier calls, reused where nothing they were made from changed."""
-    by_node: dict[str | None, list[tuple[int, Pod]]] = {}
+    by_node: dict[str | None, tuple[list[Pod], list[int]]] = {}
     for pos, pod in enumerate(bound_pods):
-        by_node.setdefault(pod.node_name, []).append((pos, pod))
+        mine = by_node.get(pod.node_name)
+        if mine is None:
+            mine = by_node[pod.node_name] = ([], [])
+        mine[0].append(pod)
+        mine[1].append(pos)
+    return prepare_grouped(nodes, by_node, daemonsets, memo)
+
+
+def prepare_grouped(nodes: Iterable[ExistingNode], by_node: Mapping[str | None, tuple[list[Pod], list[int]]],
+                    daemonsets: Sequence[DaemonSet], memo: PreparedMemo | None = None) -> list[PreparedNode]:
+    """prepare_nodes with the bound pods already grouped: node name -> (its pods, their positions).
+    The positions need only be in the order of the pods in the run's flat list of bound pods, not
+    their indices in it: they only order the anti-affinity groups (ExistingNodes.anti, a stable
+    sort) and number a later round's pods after them (planning.plan_rounds), so numbers in the
+    same order give the same run. The lists are kept by the memo, so must not change later."""
     if memo is not None:
         key = _daemonsets_key(daemonsets)
         if key is None or key != memo.daemonsets:
@@ -148,11 +162,10 @@ def prepare_nodes(nodes: Iterable[ExistingNode], bound_pods: Iterable[Pod],
             memo = None
     out = []
     for node in nodes:
-        mine = by_node.get(node.name, [])
-        pods, positions = [p for _, p in mine], [pos for pos, _ in mine]
+        pods, positions = by_node.get(node.name) or ([], [])
         kept = memo.nodes.get(node.name) if memo is not None else None
         if (kept is not None and vars(kept[0]) == vars(node)  # ExistingNode compares by identity: compare its fields
-                and same(kept[1], pods)):
+                and (kept[1] is pods or same(kept[1], pods))):
             prep = kept[2] if kept[2].positions == positions else kept[2].at(positions)
         else:
             prep = PreparedNode(node, pods, daemonsets, positions)

@@ -28,6 +28,9 @@ class Cluster:
     nodeclaims_given: bool = False  # the objects held NodeClaims (else each managed Node gets a synthesized one)
     spot_to_spot: bool | None = None  # the SpotToSpotConsolidation feature gate, when the objects show it
     spot_to_spot_source: str = ""
+    # node name -> NodePods of the pods bound to it, when the reader kept them grouped (a replay's
+    # pass cache, which hands the same NodePods while a node's pods are the same); None: group afresh.
+    node_pods: dict | None = None
 
     def pool_of(self, node: StateNode) -> PoolDisruption | None:
         """The disruption block of the NodePool owning this StateNode, or None."""
@@ -38,6 +41,39 @@ class Cluster:
 
     def deleting(self) -> list:
         return [n for n in self.nodes if n.marked_for_deletion]
+
+
+@dataclass(frozen=True, eq=False)
+class NodePods:
+    """The pods bound to one node, as group_pods finds them in a Cluster: `infos` its PodInfos in
+    the order of Cluster.pods (what disruption.candidates.pods_by_node gives for the node),
+    `models` for each of them the last of Inputs.bound_pods with its name (None when there is
+    none), `bound` the Inputs.bound_pods bound to the node in their order, and `order` a number
+    for each of `bound`, increasing along Inputs.bound_pods over all nodes (their indices, or any
+    numbers in the same order). Read-only: the lists are shared by the passes that keep them."""
+    infos: list
+    models: list
+    bound: list
+    order: list
+
+
+def group_pods(snap: Cluster) -> dict:
+    """node name -> NodePods, for every node name a pod is bound to: what Cluster.node_pods holds
+    when a reader kept it (read afresh, for tests and for a reader that starts over)."""
+    assert snap.inputs is not None
+    models = {p.name: p for p in snap.inputs.bound_pods}
+    infos: dict = {}
+    for pod in snap.pods:
+        if pod.node_name:
+            infos.setdefault(pod.node_name, []).append(pod)
+    bound: dict = {}
+    for i, pod in enumerate(snap.inputs.bound_pods):
+        entry = bound.setdefault(pod.node_name, ([], []))
+        entry[0].append(pod)
+        entry[1].append(i)
+    return {name: NodePods(infos.get(name, []), [models.get(p.name) for p in infos.get(name, [])],
+                           *bound.get(name, ([], [])))
+            for name in dict.fromkeys([*infos, *bound])}
 
 
 def build_cluster(nodes: Iterable[ExistingNode], nodeclaims: Iterable[NodeClaimObject]) -> Cluster:

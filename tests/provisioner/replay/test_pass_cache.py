@@ -15,6 +15,8 @@ from provisioner.replay import cluster as replay_cluster, disruption, pass_cache
 from provisioner.replay.disruption import PassCache, cluster_objects, disruption_pass
 from provisioner.replay.engine import Options, Replay
 from provisioner.replay.trace import parse_trace
+from provisioner.memo import same
+from provisioner.state.cluster import group_pods
 from provisioner.state.reader import load_cluster
 
 from tests.provisioner.replay.replay_builders import random_event, deployment, nodeclass, nodepool, pdb
@@ -137,6 +139,21 @@ def test_pass_runs_again_when_a_scheduled_budget_window_opens():
 # -- the state a pass reads, from the cache, equals load_cluster's read of all its objects ------------
 
 _MEMO = {"_hash", "_text"}  # caches a model fills in when first asked (Requirement)
+_KEPT = {"node_pods"}  # the pods as the cache keeps them grouped: node_pods_agree checks them
+
+
+def node_pods_agree(state):
+    """Cluster.node_pods as the cache kept them are what state.cluster.group_pods finds in the
+    state afresh: the very same objects per node, and numbers in the order of Inputs.bound_pods."""
+    fresh = group_pods(state)
+    assert state.node_pods.keys() == fresh.keys()
+    for name, group in fresh.items():
+        kept = state.node_pods[name]
+        for part in ("infos", "models", "bound"):
+            assert same(getattr(kept, part), getattr(group, part)), (name, part)
+    numbered = sorted((n, i) for g in state.node_pods.values() for n, i in zip(g.order, map(id, g.bound)))
+    assert len({n for n, _ in numbered}) == len(numbered)
+    assert [i for _, i in numbered] == list(map(id, state.inputs.bound_pods))
 
 
 def state_dump(x, depth=0):
@@ -144,7 +161,7 @@ def state_dump(x, depth=0):
     assert depth < 40
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return (type(x).__name__, tuple((f.name, state_dump(getattr(x, f.name), depth + 1))
-                                        for f in dataclasses.fields(x) if f.name not in _MEMO))
+                                        for f in dataclasses.fields(x) if f.name not in _MEMO | _KEPT))
     if isinstance(x, (list, tuple)):
         return (type(x).__name__, tuple(state_dump(v, depth + 1) for v in x))
     if isinstance(x, dict):
@@ -187,6 +204,7 @@ def test_every_pass_reads_from_the_cache_the_state_load_cluster_reads_from_the_o
             if state is not None:
                 fresh = load_cluster(given + cluster_objects(cluster, pools, pdbs, drifted, now, wall), judged=True)
                 assert state_dump(state) == state_dump(fresh)
+                node_pods_agree(state)
                 checked.append(now)
         return v
 
@@ -198,14 +216,14 @@ def test_every_pass_reads_from_the_cache_the_state_load_cluster_reads_from_the_o
     assert len(checked) == r.pass_cache.passes  # every pass read the state from the cache
 
 
-def _world():
-    """A replay left with four m5.large nodes holding the pods of two Deployments (one with a PDB),
-    a pod no node fits pending, and a scheduled budget."""
+def _world(with_pdb=True):
+    """A replay left with four m5.large nodes holding the pods of two Deployments (one with a PDB
+    unless `with_pdb` is False), a pod no node fits pending, and a scheduled budget."""
     trace = parse_trace({"events": [
         {"at": "0s", "apply": deployment("web", replicas=5, cpu="500m")},
         {"at": "0s", "apply": deployment("api", replicas=3, cpu="1")},
-        {"at": "0s", "apply": deployment("big", replicas=1, cpu="64")},
-        {"at": "0s", "apply": pdb("web", app="web", max_unavailable=1)}]}, "t.yaml")
+        {"at": "0s", "apply": deployment("big", replicas=1, cpu="64")}]
+        + ([{"at": "0s", "apply": pdb("web", app="web", max_unavailable=1)}] if with_pdb else [])}, "t.yaml")
     r = Replay([nodeclass(), nodepool(policy="WhenEmptyOrUnderutilized", after="1m", types=["m5.large"],
                                       budgets=[{"nodes": "0", "schedule": "0 12 * * *", "duration": "1h"},
                                                {"nodes": "10%"}])], None, trace, Options(until=600.0))
@@ -217,6 +235,57 @@ CHANGES = st.lists(st.tuples(st.sampled_from(["bind", "unbind", "remove", "recre
                                               "annotate", "ready", "delete", "disrupt", "event", "drift", "terminate",
                                               "launch", "time", "other-reader", "overflow"]),
                              st.integers(0, 50), st.integers(0, 50)), min_size=1, max_size=25)
+
+
+def change_cluster(r, change, i, j, now, drifted):
+    """One change to the replayed cluster between passes (CHANGES); the new time."""
+    c = r.cluster
+    pods, nodes = list(c.pods.values()), sorted(c.nodes.values(), key=lambda n: n.name)
+    pod = pods[i % len(pods)] if pods else None
+    node = nodes[j % len(nodes)] if nodes else None
+    if change == "bind" and pod is not None and node is not None:
+        c.bind(pod, node.name, now)
+    elif change == "unbind" and pod is not None:  # its controller recreated it, pending
+        c.remove_pod(pod, now)
+        c.add_pod(dataclasses.replace(pod, node=None, nominated=None))
+    elif change == "remove" and pod is not None:
+        c.remove_pod(pod, now)
+    elif change == "recreate" and pod is not None:  # the same object again, under its name
+        c.add_pod(dataclasses.replace(pod))
+    elif change == "relabel" and pod is not None:  # another object under its name
+        c.add_pod(dataclasses.replace(pod, labels={"app": f"x{j % 3}"}, annotations={"n": str(i)}))
+    elif change == "new" and pod is not None:
+        c.add_pod(dataclasses.replace(pod, name=f"default/extra-{i}-{j}", labels={"app": f"x{j % 3}"}, node=None))
+    elif change == "daemon" and pod is not None:  # a pending pod Karpenter does not provision for
+        c.add_pod(dataclasses.replace(pod, name=f"default/agent-{i}", daemon=True, node=None))
+    elif change == "label" and node is not None:
+        node.labels[f"team-{i % 2}"] = str(j)
+    elif change == "annotate" and node is not None:
+        node.annotations["karpenter.sh/do-not-disrupt"] = "true" if j % 2 else "false"
+    elif change == "ready" and node is not None:
+        node.ready_at = None if node.ready else now
+    elif change == "delete" and node is not None:
+        node.deleting = not node.deleting
+    elif change == "disrupt" and node is not None:
+        node.disrupting = not node.disrupting
+    elif change == "event" and node is not None:
+        node.last_pod_event = now - 10 * j
+    elif change == "drift" and node is not None:
+        drifted ^= {node.name}
+    elif change == "terminate" and node is not None:
+        c.terminate(node, now)
+    elif change == "launch":
+        c.launch("default", "m5.large", "on-demand", "us-east-1a", 0.096, {L.INSTANCE_TYPE: "m5.large"},
+                 {"cpu": 1930, "memory": 7_000_000_000, "pods": 29}, now, c.fresh_name("default"))
+    elif change == "time":
+        now += 30 * (j + 1)
+    elif change == "other-reader" and pod is not None:  # takes the log of changes
+        c.remove_pod(pod, now)
+        c.add_pod(dataclasses.replace(pod, name=f"default/moved-{i}", node=None))
+        pass_cache.pass_view(c, *_inputs(r, now, drifted), PassCache())
+    elif change == "overflow":
+        c.pod_log = None  # Cluster gives the log up past LOG_LIMIT
+    return now
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -233,51 +302,7 @@ def test_cached_reads_follow_every_change_to_the_replayed_cluster(changes):
     cache, now, seen = PassCache(), 600.0, {}
     drifted = set()
     for change, i, j in [("time", 0, 0)] + changes:
-        pods, nodes = list(c.pods.values()), sorted(c.nodes.values(), key=lambda n: n.name)
-        pod = pods[i % len(pods)] if pods else None
-        node = nodes[j % len(nodes)] if nodes else None
-        if change == "bind" and pod is not None and node is not None:
-            c.bind(pod, node.name, now)
-        elif change == "unbind" and pod is not None:  # its controller recreated it, pending
-            c.remove_pod(pod, now)
-            c.add_pod(dataclasses.replace(pod, node=None, nominated=None))
-        elif change == "remove" and pod is not None:
-            c.remove_pod(pod, now)
-        elif change == "recreate" and pod is not None:  # the same object again, under its name
-            c.add_pod(dataclasses.replace(pod))
-        elif change == "relabel" and pod is not None:  # another object under its name
-            c.add_pod(dataclasses.replace(pod, labels={"app": f"x{j % 3}"}, annotations={"n": str(i)}))
-        elif change == "new" and pod is not None:
-            c.add_pod(dataclasses.replace(pod, name=f"default/extra-{i}-{j}", labels={"app": f"x{j % 3}"}, node=None))
-        elif change == "daemon" and pod is not None:  # a pending pod Karpenter does not provision for
-            c.add_pod(dataclasses.replace(pod, name=f"default/agent-{i}", daemon=True, node=None))
-        elif change == "label" and node is not None:
-            node.labels[f"team-{i % 2}"] = str(j)
-        elif change == "annotate" and node is not None:
-            node.annotations["karpenter.sh/do-not-disrupt"] = "true" if j % 2 else "false"
-        elif change == "ready" and node is not None:
-            node.ready_at = None if node.ready else now
-        elif change == "delete" and node is not None:
-            node.deleting = not node.deleting
-        elif change == "disrupt" and node is not None:
-            node.disrupting = not node.disrupting
-        elif change == "event" and node is not None:
-            node.last_pod_event = now - 10 * j
-        elif change == "drift" and node is not None:
-            drifted ^= {node.name}
-        elif change == "terminate" and node is not None:
-            c.terminate(node, now)
-        elif change == "launch":
-            c.launch("default", "m5.large", "on-demand", "us-east-1a", 0.096, {L.INSTANCE_TYPE: "m5.large"},
-                     {"cpu": 1930, "memory": 7_000_000_000, "pods": 29}, now, c.fresh_name("default"))
-        elif change == "time":
-            now += 30 * (j + 1)
-        elif change == "other-reader" and pod is not None:  # takes the log of changes
-            c.remove_pod(pod, now)
-            c.add_pod(dataclasses.replace(pod, name=f"default/moved-{i}", node=None))
-            pass_cache.pass_view(c, *_inputs(r, now, drifted), PassCache())
-        elif change == "overflow":
-            c.pod_log = None  # Cluster gives the log up past LOG_LIMIT
+        now = change_cluster(r, change, i, j, now, drifted)
         view = pass_cache.pass_view(c, *_inputs(r, now, drifted), cache)
         wall, objects, fresh = _afresh(r, now, drifted)
         assert view is not None
@@ -285,6 +310,7 @@ def test_cached_reads_follow_every_change_to_the_replayed_cluster(changes):
         assert state is not None
         expected = state_dump(fresh)
         assert state_dump(state) == expected
+        node_pods_agree(state)
         key = repr(view.key)
         assert seen.setdefault(key, expected) == expected
 
@@ -305,4 +331,5 @@ def test_a_long_pod_log_is_given_up_and_the_pods_read_afresh(monkeypatch):
     assert c.pod_log is None
     view = pass_cache.pass_view(c, *_inputs(r, 600.0, set()), cache)
     assert state_dump(view.state()) == state_dump(_afresh(r, 600.0, set())[2])
+    node_pods_agree(view.state())
     assert view.state().inputs.bound_pods == []

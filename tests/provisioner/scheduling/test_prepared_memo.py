@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from provisioner.loader import load_objects
-from provisioner.scheduling.existing import PreparedMemo, PreparedNode, prepare_nodes
+from provisioner.scheduling.existing import ExistingNodes, PreparedMemo, PreparedNode, prepare_grouped, prepare_nodes
 from tests.provisioner.prov_builders import daemonset, node, pod, term
 
 CHANGES = st.lists(st.tuples(st.sampled_from(["drop-pod", "add-pod", "relabel", "resize", "daemon", "reread-pod",
@@ -73,3 +73,46 @@ def test_an_unchanged_node_is_prepared_once():
     second = prepare_nodes(again.nodes, inputs.bound_pods, again.daemonsets, memo)
     assert second[0] is first[0]  # node a: same read, same pod objects
     assert second[1] is not first[1] and second[1].available["cpu"] == 2000 - 100  # node b was resized
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["a", "b", "c"]), st.booleans()), max_size=10),
+       st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.booleans()), min_size=1, max_size=6),
+       st.lists(st.integers(1, 5), min_size=10, max_size=10), st.integers(0, 1000))
+def test_prepare_grouped_with_positions_in_the_same_order_plans_as_prepare_nodes(bound, pending, gaps, start):
+    """prepare_grouped needs the bound pods' positions only in their order (they order the
+    anti-affinity groups, ExistingNodes.anti, and a later round numbers its pods after them,
+    planning.plan_rounds): numbers with gaps, as a replay's pass cache gives, plan as indices do."""
+    from provisioner.models import NodeClassRef, NodePool
+    from provisioner.planning import plan_rounds
+    from provisioner.result import SimulationResult
+    from tests.provisioner.prov_builders import karpenter_default_types
+    objs = [node(f"n{i}", labels={"kubernetes.io/hostname": f"n{i}", "zone": f"z{i % 2}"},
+                 allocatable={"cpu": "2", "memory": "8Gi", "pods": "20"}) for i in range(3)]
+    for k, (i, app, anti) in enumerate(bound):
+        extra = {"anti_affinity": [term("zone" if k % 2 else "kubernetes.io/hostname", labels={"app": app})]} if anti else {}
+        objs.append(pod(f"b{k}", node_name=f"n{i}", cpu="100m", labels={"app": app}, **extra))
+    for k, (app, anti) in enumerate(pending):
+        extra = {"anti_affinity": [term("kubernetes.io/hostname", labels={"app": app})]} if anti else {}
+        objs.append(pod(f"p{k}", cpu="300m", labels={"app": app}, **extra))
+    inputs = load_objects(objs)
+    by_node: dict = {}
+    number = start
+    for i, p in enumerate(inputs.bound_pods):
+        number += gaps[i % len(gaps)]
+        mine = by_node.setdefault(p.node_name, ([], []))
+        mine[0].append(p)
+        mine[1].append(number)
+    pools = [(NodePool("default", NodeClassRef("karpenter.k8s.aws", "EC2NodeClass", "default")), karpenter_default_types())]
+
+    def plan(prepared):
+        r = plan_rounds(SimulationResult(pods=len(inputs.pods)), prepared, list(inputs.pods), pools, inputs.daemonsets)
+        return ([(c.instance_type, c.pods, c.round) for c in r.nodeclaims], sorted(r.existing.items()),
+                [(u.pod, u.reason) for u in r.unschedulable])
+
+    indexed = prepare_nodes(inputs.nodes, inputs.bound_pods, inputs.daemonsets)
+    numbered = prepare_grouped(inputs.nodes, by_node, inputs.daemonsets)
+    assert [[p.name for p in prep.bound] for prep in numbered] == [[p.name for p in prep.bound] for prep in indexed]
+    assert ([(n.name, spec.key) for _, n, spec, _ in ExistingNodes(numbered).anti()]
+            == [(n.name, spec.key) for _, n, spec, _ in ExistingNodes(indexed).anti()])
+    assert plan(numbered) == plan(indexed)
