@@ -25,17 +25,35 @@ def _run(pods: int, days: float, seed: int, processes: int) -> str:
     return json.dumps(result, sort_keys=True)
 
 
-def _no_child_left() -> bool:
-    """No twin still running and none left unreaped."""
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
+@pytest.fixture(autouse=True)
+def forked(monkeypatch) -> list:
+    """The twins' process ids, recorded as they are forked."""
+    pids: list = []
+    fork = twin.Twin.fork.__func__
+
+    def recording(cls):
+        made = fork(cls)
+        if made is not None and made.rank == 0:
+            pids.append(made.pid)
+        return made
+
+    monkeypatch.setattr(twin.Twin, "fork", classmethod(recording))
+    return pids
+
+
+def _no_child_left(pids: list) -> bool:
+    """Every twin forked has ended and been reaped (waitpid no longer knows it)."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        return False
+    return bool(pids)
 
 
 @pytest.mark.parametrize("pods, days, seed", [(150, 0.1, 0), (400, 0.15, 3)])
-def test_two_processes_replay_what_one_does(pods, days, seed):
+def test_two_processes_replay_what_one_does(pods, days, seed, forked):
     shared = []
     original = singlenodeconsolidation.SingleNodeConsolidation._shared
 
@@ -50,11 +68,11 @@ def test_two_processes_replay_what_one_does(pods, days, seed):
         singlenodeconsolidation.SingleNodeConsolidation._shared = original
     assert sum(n > 1 for n in shared) > 5  # passes whose candidates were really split
     assert two == _run(pods, days, seed, 1)
-    assert _no_child_left()
+    assert _no_child_left(forked)
 
 
 @pytest.mark.parametrize("fault", ["dies", "out of step"])
-def test_a_twin_that_dies_or_falls_out_of_step_is_parted_from_and_the_output_is_unchanged(monkeypatch, fault):
+def test_a_twin_that_dies_or_falls_out_of_step_is_parted_from_and_the_output_is_unchanged(monkeypatch, fault, forked):
     original = twin.Twin.agree
 
     def faulty(self, names, first):
@@ -76,7 +94,7 @@ def test_a_twin_that_dies_or_falls_out_of_step_is_parted_from_and_the_output_is_
     monkeypatch.setattr(twin.Twin, "apart", recording)
     assert _run(150, 0.1, 0, 2) == _run(150, 0.1, 0, 1)
     assert parted and ("gone" in parted[0] or "out of step" in parted[0] or "pipe" in parted[0])
-    assert _no_child_left()
+    assert _no_child_left(forked)
 
 
 def test_one_replay_given_two_workers_runs_on_two_processes(monkeypatch):
@@ -90,8 +108,8 @@ def test_one_replay_given_two_workers_runs_on_two_processes(monkeypatch):
     assert seen == [2, 1]
 
 
-def test_bench_reports_the_twins_cpu_seconds_and_memory_apart(capsys):
+def test_bench_reports_the_twins_cpu_seconds_and_memory_apart(capsys, forked):
     assert bench.main(["--pods", "60", "--days", "0.02", "--processes", "2", "--json"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert row["processes"] == 2 and row["twin_cpu_s"] > 0 and row["twin_peak_mib"] > 0
-    assert _no_child_left()
+    assert _no_child_left(forked)
