@@ -129,7 +129,7 @@ class Scheduler:
         existing = self.existing
         self.targets.extend([None] * len(existing))  # each made an ExistingTarget when first proposed to
         self.made: list[int] = []  # indices of the existing nodes made targets
-        self.topology.existing = existing.entries()
+        self.topology.existing_from = existing.entries  # a view's list is made when first asked for
         for pool, (capacity, count) in (existing.pools().items() if self.remaining else ()):
             limits = self.remaining.get(pool)
             if limits is None:

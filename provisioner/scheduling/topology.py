@@ -171,8 +171,9 @@ class Topology:
         self.groups: dict[tuple[object, ...], TopologyGroup] = {}
         self.inverse: dict[tuple[str, frozenset[str] | None, LabelSelector], TopologyGroup] = {}
         self.version = 0  # bumped when a group is created, so per-pod caches of groups refresh
-        # (node labels, node taints, node requirements, bound pod specs)
-        self.existing: list[tuple[dict[str, str], tuple[Taint, ...], Requirements, list[PodSpec]]] = []
+        # what gives the existing nodes' (labels, taints, requirements, bound pod specs), asked only
+        # when a group is first made (a run without topology never needs them)
+        self.existing_from: Callable[[], list[tuple[dict[str, str], tuple[Taint, ...], Requirements, list[PodSpec]]]] = list
 
     def group(self, kind: str, key: str, namespaces: frozenset[str] | None, selector: LabelSelector,
               owner_spec: PodSpec, max_skew: int = 2**31 - 1, min_domains: int | None = None,
@@ -208,7 +209,7 @@ class Topology:
                 tg.register(domain)
 
     def _count_existing(self, tg: TopologyGroup) -> None:
-        for labels, taints, reqs, specs in self.existing:
+        for labels, taints, reqs, specs in self.existing_from():
             if tg.node_filter is not None and not tg.node_filter.matches(taints, reqs):
                 continue
             domain = labels.get(tg.key)
