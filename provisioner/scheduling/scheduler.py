@@ -86,19 +86,13 @@ class Scheduler:
         """specs: one per signature of the pods to place."""
         names = {n for s in specs for n in s.requests} | {n for d in self.daemonsets for n in d.spec.requests}
         self.dims = (L.CPU, L.MEMORY, L.PODS) + tuple(sorted(names - {L.CPU, L.MEMORY, L.PODS}))
-        # OrderByWeight: heavier first; equal weights by name, descending (nps[a].Name > nps[b].Name).
-        ordered = sorted(sorted(self.nodepools, key=lambda item: item[0].name, reverse=True), key=lambda item: -item[0].weight)
-        self.templates: list[Template] = []
-        for np_, its in ordered:
-            if self.shared is not None:
-                tpl = self.shared.template(np_, its, self.dims, self.daemonsets, len(self.templates))
-            else:
-                tpl = Template(np_, its, self.dims, self.daemonsets, len(self.templates))
-            if len(tpl.types):
-                self.templates.append(tpl)
-            else:
-                self.notes.append(f'nodepool "{np_.name}": {tpl.skip_reason}')
-        self.tolerate_prefer_no_schedule = any(t.effect == PREFER_NO_SCHEDULE for np_, _ in ordered for t in np_.taints)
+        if self.shared is not None:  # the same for every run of the pass
+            self.templates, skipped, self.tolerate_prefer_no_schedule = self.shared.templates(
+                self.nodepools, self.dims, self.daemonsets, templates_for)
+        else:
+            self.templates, skipped, self.tolerate_prefer_no_schedule = templates_for(
+                self.nodepools, self.dims, self.daemonsets)
+        self.notes.extend(skipped)
         # (topology version, namespace, labels) -> (counting, inverse) groups
         self._selecting: dict[tuple[int, str, tuple[tuple[str, str], ...]],
                               tuple[list[TopologyGroup], list[TopologyGroup]]] = {}
@@ -477,6 +471,27 @@ class Scheduler:
         existing = [self._target(i) for i in sorted(self.made)]  # the others took no pod
         targets: list[_Target] = [*existing, *self.claims]
         return build_results(targets, pods, errors)
+
+
+def templates_for(nodepools: Sequence[tuple[NodePool, Sequence[InstanceType]]], dims: tuple[str, ...],
+                  daemonsets: Sequence[DaemonSet], shared: SharedSetup | None = None
+                  ) -> tuple[list[Template], list[str], bool]:
+    """The NodePools' templates in OrderByWeight's order (heavier first; equal weights by name,
+    descending: nps[a].Name > nps[b].Name), why any is left out, and whether some NodePool has a
+    PreferNoSchedule taint (the last relaxation tolerates them)."""
+    ordered = sorted(sorted(nodepools, key=lambda item: item[0].name, reverse=True), key=lambda item: -item[0].weight)
+    templates: list[Template] = []
+    skipped = []
+    for np_, its in ordered:
+        if shared is not None:
+            tpl = shared.template(np_, its, dims, daemonsets, len(templates))
+        else:
+            tpl = Template(np_, its, dims, daemonsets, len(templates))
+        if len(tpl.types):
+            templates.append(tpl)
+        else:
+            skipped.append(f'nodepool "{np_.name}": {tpl.skip_reason}')
+    return templates, skipped, any(t.effect == PREFER_NO_SCHEDULE for np_, _ in ordered for t in np_.taints)
 
 
 def _runs(flags: list[bool]) -> tuple[list[int], list[int]]:

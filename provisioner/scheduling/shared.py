@@ -9,7 +9,7 @@ live in a template, so sharing one between runs changes no result.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..memo import remember, same
@@ -34,6 +34,7 @@ class SharedSetup:
         # kept so its id is not reused. Variants only read their requirements, never change them.
         self._first: dict[int, tuple[PodSpec, Constraints, tuple[Requirements, Requirements]]] = {}
         self._canonical: dict[int, tuple[Requirements, tuple[tuple[str, Any], ...]]] = {}
+        self._ordered: dict[tuple[Any, ...], tuple[list[Any], list[Any], tuple[list[Template], list[str], bool]]] = {}
         self._statics: dict[tuple[Any, ...], tuple[list[Template], dict[int, Taint | None], dict[int, Any]]] = {}
         self._templates: dict[tuple[int, int, tuple[str, ...], tuple[int, ...], int],
                               tuple[NodePool, Sequence[InstanceType], list[DaemonSet], Template]] = {}
@@ -49,6 +50,16 @@ class SharedSetup:
             found = self._templates[key] = (nodepool, instance_types, list(daemonsets),
                                             Template(nodepool, instance_types, dims, daemonsets, index))
         return found[3]
+
+    def templates(self, nodepools: _Pools, dims: tuple[str, ...], daemonsets: Sequence[DaemonSet],
+                  make: Callable[..., tuple[list[Template], list[str], bool]]) -> tuple[list[Template], list[str], bool]:
+        """scheduler.templates_for of these NodePools, dimensions and DaemonSets, made once (the
+        objects are kept with the answer, so their ids cannot be reused meanwhile)."""
+        key = (tuple((id(np_), id(its)) for np_, its in nodepools), dims, tuple(id(d) for d in daemonsets))
+        found = self._ordered.get(key)
+        if found is None:
+            found = self._ordered[key] = (list(nodepools), list(daemonsets), make(nodepools, dims, daemonsets, self))
+        return found[2]
 
     def first_level(self, spec: PodSpec) -> tuple[Constraints, tuple[Requirements, Requirements]]:
         """A spec's unrelaxed constraints and node requirements (preferences.initial,
