@@ -4,7 +4,7 @@ scheduled on the remaining nodes first and on new NodeClaims otherwise."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Sequence
+from typing import AbstractSet, Callable, Iterable, Sequence
 
 from kubefacts import labels as L
 from ..planning import plan_rounds, scheduling_nodes, scheduling_view
@@ -46,7 +46,7 @@ class _Hopeless:
     launch price, and a NodeClaim's options only narrow as pods land). Pending pods and those of
     deleting nodes count too: they are in the same run."""
 
-    def __init__(self, ceiling: float, moved: set[str], uninitialized: set[str], result: SimulationResult) -> None:
+    def __init__(self, ceiling: float, moved: AbstractSet[str], uninitialized: set[str], result: SimulationResult) -> None:
         self.ceiling, self.moved, self.uninitialized, self.result = ceiling, moved, uninitialized, result
 
     def __call__(self, target: ExistingTarget | NodeClaim, pods: Sequence[Pod], claims: Sequence[NodeClaim]) -> None:
@@ -251,7 +251,9 @@ class Simulator:
         moved = self._movable(names, self.under_consolidate_after if consolidation else frozenset())
         from_deleting = self._movable(self.deleting - names)
         pending = list(base.pods) + moved + from_deleting
-        candidate_pods = set().union(*map(self._pod_names.__getitem__, names))  # the names in `moved`
+        # the names in `moved` (one candidate's kept set as it is: nothing below changes it)
+        candidate_pods = (self._pod_names[next(iter(names))] if len(names) == 1
+                          else frozenset().union(*map(self._pod_names.__getitem__, names)))
         result = SimulationResult(pods=len(pending))
         watch = None
         if ceiling is not None:
