@@ -16,14 +16,15 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from kubefacts import labels as L
-from ..api import plan_pools
+from ..api import plan_pools, plan_rounds
 from ..memo import same
 from ..models import ExistingNode, Inputs, Pod, PodSpec
 from ..result import SimulationResult
-from ..scheduling.existing import PreparedMemo
+from ..scheduling.existing import PreparedMemo, PreparedNode
 from ..scheduling.instance_selection import template_requirements
 from ..scheduling.plan import node_labels
 from ..scheduling.resources import fits, subtract, total
+from ..state import build_cluster
 from .metrics import Disruption
 
 LOG_LIMIT = 200_000  # pod changes kept for a reader between two of its reads (Cluster.pod_log)
@@ -53,8 +54,11 @@ class SimNode:
     terminated_at: float | None = None
     annotations: dict = field(default_factory=dict)
     record: Disruption | None = None  # the disruption record its drain's evictions count toward
-    free: tuple | None = field(default=None, repr=False)  # (its SimPods, allocatable less their requests)
     pods: set = field(default_factory=set)  # names of pods bound to it
+    # Derived from `pods` (Cluster._pods_changed drops them when it changes), made again at next use:
+    free: dict | None = field(default=None, repr=False)  # allocatable less its pods' requests
+    models: list | None = field(default=None, repr=False)  # its pods' models, by pod name
+    prepared: tuple | None = field(default=None, repr=False)  # (ExistingNode, models, DaemonSets, PreparedNode)
 
     @property
     def ready(self) -> bool:
@@ -126,18 +130,76 @@ class Cluster:
     def pool_models(self) -> dict:
         return {p.name: p for p, _ in self.pools}
 
-    def _schedule(self, pending: Iterable[SimPod], nodes: Iterable[SimNode], pools: list) -> SimulationResult:
+    def _bound_models(self, node: SimNode) -> list[Pod]:
+        """The scheduling core's models of the pods bound to `node`, by pod name: made when its
+        pods last changed (Cluster._pods_changed), the same list until they change again. Exact:
+        the list is what `[self.pods[p].model(node.name) for p in sorted(node.pods)]` gives, as
+        only bind, remove_pod and add_pod change a node's pods or the pod a name stands for, and
+        a bound pod's model is only ever asked for on its own node (SimPod.model keeps it)."""
+        made = node.models
+        if made is None:
+            made = node.models = [self.pods[p].model(node.name) for p in sorted(node.pods)]
+        return made
+
+    def _nominated(self, nodes: Iterable[SimNode]) -> list[Pod]:
         names = {n.name for n in nodes}
+        return [p.model(p.nominated) for p in self.pods.values() if p.node is None and p.nominated in names]
+
+    def _schedule(self, pending: Iterable[SimPod], nodes: Iterable[SimNode], pools: list) -> SimulationResult:
+        nodes = list(nodes)
         bound: list[Pod] = []
         for n in nodes:
-            bound.extend(self.pods[p].model(n.name) for p in sorted(n.pods))
-        nominated = [p.model(p.nominated) for p in self.pods.values()
-                     if p.node is None and p.nominated in names]
+            bound.extend(self._bound_models(n))
         inputs = Inputs(nodepools=self.inputs.nodepools, nodeclasses=self.inputs.nodeclasses,
-                        pods=[p.model() for p in pending], bound_pods=bound + nominated,
+                        pods=[p.model() for p in pending], bound_pods=bound + self._nominated(nodes),
                         daemonsets=self.inputs.daemonsets, nodes=[n.existing() for n in nodes],
                         overlays=self.inputs.overlays, namespaces=self.inputs.namespaces)
         return plan_pools(inputs, pools, memo=self.prepared)
+
+    def _schedule_ready(self, pending: list[SimPod], ready: list[SimNode]) -> SimulationResult:
+        """`_schedule(pending, ready, [])` (no NodePool: the existing-node path alone), planned
+        from what each node prepared when its pods last changed (_prepared_ready) instead of
+        setting the whole cluster up again. tests/provisioner/replay/test_kube_schedule_reuse.py
+        compares it with plan_pools."""
+        prepared = self._prepared_ready(ready)
+        if prepared is None:
+            return self._schedule(pending, ready, [])
+        models = [p.model() for p in pending]
+        # plan_pools' result for these inputs: no warning, nothing ignored or rescheduled
+        return plan_rounds(SimulationResult(pods=len(models)), prepared, models, [], self.inputs.daemonsets)
+
+    def _prepared_ready(self, ready: list[SimNode]) -> list[PreparedNode] | None:
+        """What plan_pools hands the scheduler for Ready nodes (scheduling_view, then
+        prepare_nodes): the nodes as build_cluster states them, each with its bound pods, their
+        positions in the run's list of bound pods (node by node in `ready`'s order). A node's
+        PreparedNode is kept while the node reads the same (its ExistingNode's fields), its pods'
+        models are the very same list (_bound_models) and the DaemonSets the very same objects,
+        as PreparedMemo keeps one; only its positions are set afresh (PreparedNode.at). None when
+        a pod is nominated to one of the nodes (it would be bound there too, after all the others):
+        the caller takes plan_pools' own path."""
+        if self._nominated(ready):
+            return None
+        daemonsets = self.inputs.daemonsets
+        offsets, position = {}, 0
+        for node in ready:
+            offsets[node.name] = position
+            position += len(self._bound_models(node))
+        prepared = []
+        for state in build_cluster([n.existing() for n in ready], ()).active():
+            existing = state.as_existing()
+            node = self.nodes[existing.name]
+            models = self._bound_models(node)
+            start = offsets[node.name]
+            positions = list(range(start, start + len(models)))
+            kept = node.prepared
+            if (kept is not None and kept[1] is models and same(kept[2], daemonsets)
+                    and vars(kept[0]) == vars(existing)):  # ExistingNode compares by identity: compare its fields
+                prep = kept[3] if kept[3].positions == positions else kept[3].at(positions)
+            else:
+                prep = PreparedNode(existing, models, daemonsets, positions)
+                node.prepared = (existing, models, tuple(daemonsets), prep)
+            prepared.append(prep)
+        return prepared
 
     def kube_schedule(self, now: float) -> list:
         """Bind pending pods to Ready capacity; the pods bound."""
@@ -147,7 +209,7 @@ class Cluster:
         ready = [n for n in self.nodes.values() if n.ready and not n.deleting and not n.disrupting]
         if not ready or not self._some_fit(pending, ready):
             return []
-        result = self._schedule(pending, ready, [])
+        result = self._schedule_ready(pending, ready)
         bound = []
         for node, names in sorted(result.existing.items()):
             for name in names:
@@ -159,14 +221,14 @@ class Cluster:
         pods' requests (resources.Fits): the kube-scheduler's NodeResourcesFit, which the full
         scheduling run also applies (with DaemonSet overhead and nominated pods besides, which only
         take more), so when nothing fits here that run would bind nothing. Most runs while pods
-        wait for new nodes are of that kind."""
+        wait for new nodes are of that kind. What a node has left is summed when its pods last
+        changed (Cluster._pods_changed)."""
         free = []
         for node in nodes:
-            pods = tuple(self.pods[name] for name in node.pods)
-            kept = node.free
-            if kept is None or not same(kept[0], pods):  # summed again only when its pods changed
-                kept = node.free = (pods, subtract(node.allocatable, total(p.spec.requests for p in pods)))
-            free.append(kept[1])
+            left = node.free
+            if left is None:
+                left = node.free = subtract(node.allocatable, total(self.pods[p].spec.requests for p in node.pods))
+            free.append(left)
         seen: set = set()
         for pod in pending:
             requests = pod.spec.requests
@@ -203,6 +265,11 @@ class Cluster:
         return launched
 
     # -- mutations --------------------------------------------------------------------------------
+    @staticmethod
+    def _pods_changed(node: SimNode) -> None:
+        """What is derived from a node's pods is made again at its next use."""
+        node.free = node.models = node.prepared = None
+
     def launch(self, pool_name: str, itype: str, ct: str, zone: str, price: float, labels: dict, allocatable: dict,
                now: float, name: str) -> SimNode:
         pool = self.pool_models().get(pool_name)
@@ -234,6 +301,7 @@ class Cluster:
             # A pod recreated under the name of one still bound replaces it: the node must not
             # keep the old one's name (every name a node holds is a pod of the cluster).
             self.nodes[old.node].pods.discard(pod.name)
+            self._pods_changed(self.nodes[old.node])
         self.pods[pod.name] = pod
         self._log(pod.name, "add")
         if pod.node is None:
@@ -245,6 +313,7 @@ class Cluster:
         self.pending.pop(pod.name, None)
         node = self.nodes[node_name]
         node.pods.add(pod.name)
+        self._pods_changed(node)
         node.last_pod_event = now
         return pod
 
@@ -255,6 +324,7 @@ class Cluster:
         if pod.node is not None and pod.node in self.nodes:
             node = self.nodes[pod.node]
             node.pods.discard(pod.name)
+            self._pods_changed(node)
             node.last_pod_event = now
 
     def terminate(self, node: SimNode, now: float) -> list:
