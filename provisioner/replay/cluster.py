@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 
 from kubefacts import labels as L
 from ..api import plan_pools, plan_rounds
-from ..memo import same
+from ..memo import remember, same
 from ..models import ExistingNode, Inputs, Pod, PodSpec
 from ..result import SimulationResult
 from ..scheduling.existing import PreparedMemo, PreparedNode
@@ -117,6 +117,7 @@ class Cluster:
         self.pending: dict = {}  # name -> SimPod not bound (ordered by creation)
         self.seq = 0
         self.prepared = PreparedMemo()  # the nodes as the scheduler last prepared them
+        self._unfit: tuple = ((), {})  # (what the nodes had left, {id: requests} fitting none of it): _some_fit
         self.pod_log: list | None = None  # (pod name, "add" | "bind" | "remove"), when read (above)
 
     def _log(self, name: str, change: str) -> None:
@@ -222,21 +223,26 @@ class Cluster:
         scheduling run also applies (with DaemonSet overhead and nominated pods besides, which only
         take more), so when nothing fits here that run would bind nothing. Most runs while pods
         wait for new nodes are of that kind. What a node has left is summed when its pods last
-        changed (Cluster._pods_changed)."""
+        changed (Cluster._pods_changed); requests found to fit none of these nodes are not tried
+        again while what each has left is the very same dict (never changed in place: a change
+        makes a new one), since Fits reads nothing else."""
         free = []
         for node in nodes:
             left = node.free
             if left is None:
                 left = node.free = subtract(node.allocatable, total(self.pods[p].spec.requests for p in node.pods))
             free.append(left)
-        seen: set = set()
+        looked, unfit = self._unfit
+        if not same(looked, free):
+            unfit = {}
+        self._unfit = (free, unfit)
         for pod in pending:
             requests = pod.spec.requests
-            if id(requests) in seen:
+            if id(requests) in unfit:  # kept with the dict itself: its id is not another's
                 continue
-            seen.add(id(requests))
             if any(fits(requests, left) for left in free):
                 return True
+            remember(unfit, id(requests), requests)
         return False
 
     def provision(self, now: float, startup: float, name_node: Callable[[str], str]) -> list:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from kubefacts import labels as L
 from provisioner.api import plan_pools, scheduling_view
 from provisioner.loader import load_objects
-from provisioner.models import Inputs
+from provisioner.models import Inputs, PodSpec
 from provisioner.replay.cluster import Cluster, SimNode, SimPod
 from provisioner.scheduling.existing import PreparedNode, prepare_nodes
 from provisioner.scheduling.resources import fits, subtract, total
@@ -19,7 +19,7 @@ from tests.provisioner.prov_builders import daemonset, node, pod, spread, term
 
 _SPECS = load_objects([
     pod("small", labels={"app": "x"}, cpu="500m", memory="256Mi"),
-    pod("big", labels={"app": "y"}, cpu="3", memory="1Gi"),
+    pod("big", labels={"app": "y"}, cpu="3600m", memory="1Gi"),  # fits a node with at most 400m taken
     pod("anti", labels={"app": "x"}, cpu="250m", anti_affinity=[term(L.HOSTNAME, labels={"app": "x"})]),
     pod("port", labels={"app": "p"}, cpu="100m", host_port=8080),
     pod("spread", labels={"app": "x"}, cpu="200m", spread=[spread(L.HOSTNAME, labels={"app": "x"})]),
@@ -142,6 +142,8 @@ def test_what_kube_schedule_keeps_is_what_a_fresh_computation_gives(ops):
             kept, fresh = cluster._bound_models(sim), _fresh_models(cluster, sim)
             assert len(kept) == len(fresh) and all(a is b for a, b in zip(kept, fresh))
         assert cluster._some_fit(pending, ready) == _fresh_fit(cluster, pending, ready)
+        for one in pending:  # each pod alone: requests it found fitting nowhere are kept
+            assert cluster._some_fit([one], ready) == _fresh_fit(cluster, [one], ready)
         prepared = cluster._prepared_ready(ready)
         if prepared is not None:
             assert [_facts(p) for p in prepared] == [_facts(p) for p in _fresh_prepared(cluster, ready)]
@@ -179,3 +181,33 @@ def test_a_pod_nominated_to_a_ready_node_is_planned_as_plan_pools_plans_it():
     result = cluster._schedule_ready(pending, [a])
     assert _outcome(result) == _outcome(_fresh_plan(cluster, pending, [a]))
     assert result.unschedulable and not result.existing  # anti-affinity to the nominated pod
+
+
+def _sized(name: str, cpu: int) -> SimPod:
+    spec = PodSpec(namespace="default", labels={}, requests={"cpu": cpu, "pods": 1000})
+    return SimPod(name, spec, None, {}, {}, None, 0.0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["bind", "remove", "recreate", "wait"]), st.integers(0, 40),
+                          st.sampled_from([500, 1000, 2000, 3000])), min_size=1, max_size=40))
+def test_requests_kept_as_fitting_nowhere_are_tried_again_once_a_node_changes(ops):
+    cluster = _cluster()
+    nodes = [_add_node(cluster, k, ready=True) for k in range(2)]
+    waiting = [_sized(f"default/w{cpu}", cpu) for cpu in (500, 1000, 2000, 3000, 4000)]
+    for one in waiting:
+        cluster.add_pod(one)
+    for step, (op, k, cpu) in enumerate(ops):
+        bound = sorted(p for n in nodes for p in n.pods)
+        if op == "bind":
+            name = f"default/b{step}"
+            cluster.add_pod(_sized(name, cpu))
+            cluster.bind(cluster.pods[name], nodes[k % 2].name, float(step))
+        elif op == "remove" and bound:
+            cluster.remove_pod(cluster.pods[bound[k % len(bound)]], float(step))
+        elif op == "recreate" and bound:  # another pod under a bound pod's name: the node loses it
+            cluster.add_pod(_sized(bound[k % len(bound)], cpu))
+            cluster.remove_pod(cluster.pods[bound[k % len(bound)]], float(step))
+        for one in waiting:
+            assert cluster._some_fit([one], nodes) == _fresh_fit(cluster, [one], nodes)
+        assert cluster._some_fit(waiting, nodes) == _fresh_fit(cluster, waiting, nodes)
