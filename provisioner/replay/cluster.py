@@ -58,7 +58,7 @@ class SimNode:
     # Derived from `pods` (Cluster._pods_changed drops them when it changes), made again at next use:
     free: dict | None = field(default=None, repr=False)  # allocatable less its pods' requests
     models: list | None = field(default=None, repr=False)  # its pods' models, by pod name
-    prepared: tuple | None = field(default=None, repr=False)  # (ExistingNode, models, DaemonSets, PreparedNode)
+    prepared: tuple | None = field(default=None, repr=False)  # (ExistingNode, models, DaemonSets, first position, PreparedNode)
 
     @property
     def ready(self) -> bool:
@@ -177,8 +177,10 @@ class Cluster:
         models are the very same list (_bound_models) and the DaemonSets the very same objects,
         as PreparedMemo keeps one; only its positions are set afresh (PreparedNode.at). None when
         a pod is nominated to one of the nodes (it would be bound there too, after all the others):
-        the caller takes plan_pools' own path."""
-        if self._nominated(ready):
+        the caller takes plan_pools' own path. Nominated pods are unbound, so pending (every pod
+        not bound, Cluster.pending) holds them all: the look for one need not read every pod."""
+        names = {n.name for n in ready}
+        if any(p.nominated in names for p in self.pending.values()):
             return None
         daemonsets = self.inputs.daemonsets
         offsets, position = {}, 0
@@ -190,15 +192,17 @@ class Cluster:
             existing = state.as_existing()
             node = self.nodes[existing.name]
             models = self._bound_models(node)
-            start = offsets[node.name]
-            positions = list(range(start, start + len(models)))
+            start = offsets[node.name]  # its pods' positions: start, start + 1, ...
             kept = node.prepared
             if (kept is not None and kept[1] is models and same(kept[2], daemonsets)
                     and vars(kept[0]) == vars(existing)):  # ExistingNode compares by identity: compare its fields
-                prep = kept[3] if kept[3].positions == positions else kept[3].at(positions)
+                prep = kept[4]
+                if kept[3] != start:
+                    prep = prep.at(list(range(start, start + len(models))))
+                    node.prepared = (kept[0], models, kept[2], start, prep)
             else:
-                prep = PreparedNode(existing, models, daemonsets, positions)
-                node.prepared = (existing, models, tuple(daemonsets), prep)
+                prep = PreparedNode(existing, models, daemonsets, range(start, start + len(models)))
+                node.prepared = (existing, models, tuple(daemonsets), start, prep)
             prepared.append(prep)
         return prepared
 

@@ -157,16 +157,26 @@ def test_an_unchanged_node_keeps_its_prepared_node_and_a_changed_one_is_prepared
     for i in range(3):
         cluster.add_pod(_pod(f"default/a{i}", 0))
         cluster.bind(cluster.pods[f"default/a{i}"], a.name, 0.0)
+    cluster.add_pod(_pod("default/b0", 0))
+    cluster.bind(cluster.pods["default/b0"], b.name, 0.0)
     cluster.add_pod(_pod("default/wait", 0))
     pending, ready = [cluster.pods["default/wait"]], [a, b]
     cluster._schedule_ready(pending, ready)
-    kept_a, kept_b = a.prepared[3], b.prepared[3]
-    cluster.add_pod(_pod("default/b0", 0))
-    cluster.bind(cluster.pods["default/b0"], b.name, 1.0)
+    kept_a, kept_b = a.prepared[4], b.prepared[4]
+    assert kept_b.positions == [3]
+    cluster.add_pod(_pod("default/b1", 0))
+    cluster.bind(cluster.pods["default/b1"], b.name, 1.0)
     assert b.prepared is None and b.free is None and b.models is None
     cluster._schedule_ready(pending, ready)
-    assert a.prepared[3] is kept_a and b.prepared[3] is not kept_b
-    assert [p.name for p in b.prepared[3].bound] == ["default/b0"]
+    assert a.prepared[4] is kept_a and b.prepared[4] is not kept_b
+    assert [p.name for p in b.prepared[4].bound] == ["default/b0", "default/b1"]
+    kept_b = b.prepared[4]
+    cluster.remove_pod(cluster.pods["default/a0"], 2.0)  # b's pods come one place earlier in the run's list
+    cluster._schedule_ready(pending, ready)
+    moved = b.prepared[4]
+    assert moved is not kept_b and moved.positions == [2, 3] and moved.requirements is kept_b.requirements
+    cluster._schedule_ready(pending, ready)
+    assert b.prepared[4] is moved
 
 
 def test_a_pod_nominated_to_a_ready_node_is_planned_as_plan_pools_plans_it():
