@@ -343,7 +343,7 @@ class Cluster:
         node.terminated_at = now
         self.nodes.pop(node.name, None)
         left = [self.pods[p] for p in sorted(node.pods) if p in self.pods]
-        for pod in self.pods.values():
+        for pod in self.pending.values():  # a nominated pod is not bound: pending has them all
             if pod.nominated == node.name:
                 pod.nominated = None
         return left

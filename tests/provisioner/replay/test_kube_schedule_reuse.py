@@ -138,6 +138,8 @@ def test_what_kube_schedule_keeps_is_what_a_fresh_computation_gives(ops):
         _apply(cluster, op, k, float(step))
         pending = [p for p in cluster.pending.values() if p.nominated is None]
         ready = [n for n in cluster.nodes.values() if n.ready and not n.deleting and not n.disrupting]
+        # a node's end clears what was nominated to it (Cluster.terminate reads pending for it)
+        assert all(p.nominated in cluster.nodes for p in cluster.pods.values() if p.nominated is not None)
         for sim in cluster.nodes.values():
             kept, fresh = cluster._bound_models(sim), _fresh_models(cluster, sim)
             assert len(kept) == len(fresh) and all(a is b for a, b in zip(kept, fresh))
