@@ -5,6 +5,8 @@ plan_pools), so a replayed pod schedules exactly as `simulate` places it.
 
 - kube-scheduler: pending pods go to existing Ready, untainted-by-disruption capacity first (the
   scheduling core's existing-node path, sortExistingNodes: initialized nodes first, then by name).
+  What it derives from a node's pods is made when they change, not at every run: the plan is
+  plan_rounds over the nodes as plan_pools would prepare them (Cluster._prepared_ready).
 - Karpenter (pkg/controllers/provisioning/provisioner.go Schedule): launched NodeClaims that are
   not Ready yet count as capacity (in-flight, startup taints ignored, state/statenode.go), pods
   they will take are nominated to them and bind when the node is Ready (`--node-startup` after
