@@ -5,17 +5,18 @@ plan_pools), so a replayed pod schedules exactly as `simulate` places it.
 
 - kube-scheduler: pending pods go to existing Ready, untainted-by-disruption capacity first (the
   scheduling core's existing-node path, sortExistingNodes: initialized nodes first, then by name).
-  What it derives from a node's pods is made when they change, not at every run: the plan is
-  plan_rounds over the nodes as plan_pools would prepare them (Cluster._prepared_ready).
 - Karpenter (pkg/controllers/provisioning/provisioner.go Schedule): launched NodeClaims that are
   not Ready yet count as capacity (in-flight, startup taints ignored, state/statenode.go), pods
   they will take are nominated to them and bind when the node is Ready (`--node-startup` after
   launch); NodeClaims of pods no node takes are launched.
+
+Both plan as plan_pools does, from what each node derives from its pods made when they change,
+not at every run: plan_rounds over the nodes as plan_pools would prepare them (Cluster._prepared).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable
 
 from kubefacts import labels as L
 from ..api import plan_pools, plan_rounds
@@ -144,59 +145,65 @@ class Cluster:
             made = node.models = [self.pods[p].model(node.name) for p in sorted(node.pods)]
         return made
 
-    def _nominated(self, nodes: Iterable[SimNode]) -> list[Pod]:
-        names = {n.name for n in nodes}
-        return [p.model(p.nominated) for p in self.pods.values() if p.node is None and p.nominated in names]
+    def _schedule(self, pending: list[SimPod], nodes: list[SimNode], pools: list) -> SimulationResult:
+        """plan_pools over the pending pods, these nodes with the pods bound and nominated to them,
+        and `pools`, planned from what each node prepared when its pods last changed (_prepared)
+        instead of setting the whole cluster up again at every run.
+        tests/provisioner/replay/test_kube_schedule_reuse.py compares it with plan_pools."""
+        if any(n.deleting for n in nodes):  # plan_pools would schedule their pods again: its own path
+            return self._schedule_afresh(pending, nodes, pools)
+        models = [p.model() for p in pending]
+        # plan_pools' result for these inputs: no warning, nothing ignored or rescheduled
+        return plan_rounds(SimulationResult(pods=len(models)), self._prepared(nodes), models, pools,
+                           self.inputs.daemonsets)
 
-    def _schedule(self, pending: Iterable[SimPod], nodes: Iterable[SimNode], pools: list) -> SimulationResult:
-        nodes = list(nodes)
+    def _schedule_afresh(self, pending: list[SimPod], nodes: list[SimNode], pools: list) -> SimulationResult:
+        names = {n.name for n in nodes}
         bound: list[Pod] = []
         for n in nodes:
             bound.extend(self._bound_models(n))
+        nominated = [p.model(p.nominated) for p in self.pods.values() if p.node is None and p.nominated in names]
         inputs = Inputs(nodepools=self.inputs.nodepools, nodeclasses=self.inputs.nodeclasses,
-                        pods=[p.model() for p in pending], bound_pods=bound + self._nominated(nodes),
+                        pods=[p.model() for p in pending], bound_pods=bound + nominated,
                         daemonsets=self.inputs.daemonsets, nodes=[n.existing() for n in nodes],
                         overlays=self.inputs.overlays, namespaces=self.inputs.namespaces)
         return plan_pools(inputs, pools, memo=self.prepared)
 
-    def _schedule_ready(self, pending: list[SimPod], ready: list[SimNode]) -> SimulationResult:
-        """`_schedule(pending, ready, [])` (no NodePool: the existing-node path alone), planned
-        from what each node prepared when its pods last changed (_prepared_ready) instead of
-        setting the whole cluster up again. tests/provisioner/replay/test_kube_schedule_reuse.py
-        compares it with plan_pools."""
-        prepared = self._prepared_ready(ready)
-        if prepared is None:
-            return self._schedule(pending, ready, [])
-        models = [p.model() for p in pending]
-        # plan_pools' result for these inputs: no warning, nothing ignored or rescheduled
-        return plan_rounds(SimulationResult(pods=len(models)), prepared, models, [], self.inputs.daemonsets)
-
-    def _prepared_ready(self, ready: list[SimNode]) -> list[PreparedNode] | None:
-        """What plan_pools hands the scheduler for Ready nodes (scheduling_view, then
-        prepare_nodes): the nodes as build_cluster states them, each with its bound pods, their
-        positions in the run's list of bound pods (node by node in `ready`'s order). A node's
-        PreparedNode is kept while the node reads the same (its ExistingNode's fields), its pods'
-        models are the very same list (_bound_models) and the DaemonSets the very same objects,
-        as PreparedMemo keeps one; only its positions are set afresh (PreparedNode.at). None when
-        a pod is nominated to one of the nodes (it would be bound there too, after all the others):
-        the caller takes plan_pools' own path. Nominated pods are unbound, so pending (every pod
-        not bound, Cluster.pending) holds them all: the look for one need not read every pod."""
-        names = {n.name for n in ready}
-        if any(p.nominated in names for p in self.pending.values()):
-            return None
-        daemonsets = self.inputs.daemonsets
+    def _prepared(self, nodes: list[SimNode]) -> list[PreparedNode]:
+        """What plan_pools hands the scheduler for these nodes, none of them being deleted
+        (scheduling_view, then prepare_nodes): the nodes as build_cluster states them, each with
+        the pods bound to it and then those nominated to it, at their positions in the run's list
+        of pods (the bound ones node by node in `nodes`' order, then the nominated ones in the
+        cluster's order). A node's PreparedNode is kept while the node reads the same (its
+        ExistingNode's fields), its pods' models are the very same list (_bound_models) and the
+        DaemonSets the very same objects, as PreparedMemo keeps one; only its positions are set
+        afresh (PreparedNode.at). A node that pods are nominated to is prepared for the run alone.
+        Nominated pods are unbound, so pending (every pod not bound, Cluster.pending) holds them
+        all: whether there is one need not be asked of every pod."""
+        names = {n.name for n in nodes}
         offsets, position = {}, 0
-        for node in ready:
+        for node in nodes:
             offsets[node.name] = position
             position += len(self._bound_models(node))
+        nominated: dict = {}  # node name -> [(position, model)] of the pods nominated to it
+        if any(p.nominated in names for p in self.pending.values()):
+            for pod in self.pods.values():
+                if pod.node is None and pod.nominated in names:
+                    nominated.setdefault(pod.nominated, []).append((position, pod.model(pod.nominated)))
+                    position += 1
+        daemonsets = self.inputs.daemonsets
         prepared = []
-        for state in build_cluster([n.existing() for n in ready], ()).active():
+        for state in build_cluster([n.existing() for n in nodes], ()).active():
             existing = state.as_existing()
             node = self.nodes[existing.name]
             models = self._bound_models(node)
-            start = offsets[node.name]  # its pods' positions: start, start + 1, ...
+            start = offsets[node.name]  # its bound pods' positions: start, start + 1, ...
+            extra = nominated.get(node.name)
             kept = node.prepared
-            if (kept is not None and kept[1] is models and same(kept[2], daemonsets)
+            if extra:
+                prep = PreparedNode(existing, models + [m for _, m in extra], daemonsets,
+                                    [*range(start, start + len(models)), *(pos for pos, _ in extra)])
+            elif (kept is not None and kept[1] is models and same(kept[2], daemonsets)
                     and vars(kept[0]) == vars(existing)):  # ExistingNode compares by identity: compare its fields
                 prep = kept[4]
                 if kept[3] != start:
@@ -216,7 +223,7 @@ class Cluster:
         ready = [n for n in self.nodes.values() if n.ready and not n.deleting and not n.disrupting]
         if not ready or not self._some_fit(pending, ready):
             return []
-        result = self._schedule_ready(pending, ready)
+        result = self._schedule(pending, ready, [])
         bound = []
         for node, names in sorted(result.existing.items()):
             for name in names:

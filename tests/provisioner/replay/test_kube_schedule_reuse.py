@@ -1,7 +1,8 @@
-"""The kube-scheduler's binding (Cluster.kube_schedule) keeps, per node, what it derives from the
-node's pods (their models, what its allocatable has left, its PreparedNode) from one run to the
-next while those pods are the same, and plans Ready capacity without plan_pools' set-up: over
-any series of cluster changes each kept value is what a fresh computation gives, and the plan is
+"""The replay's scheduling runs (Cluster.kube_schedule binding pending pods to Ready capacity,
+Cluster.provision launching NodeClaims) keep, per node, what they derive from the node's pods
+(their models, what its allocatable has left, its PreparedNode) from one run to the next while
+those pods are the same, and plan without plan_pools' set-up over every bound pod: over any
+series of cluster changes each kept value is what a fresh computation gives, and the plan is
 plan_pools' own (provisioner/planning.py) over the same cluster."""
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from provisioner.models import Inputs, PodSpec
 from provisioner.replay.cluster import Cluster, SimNode, SimPod
 from provisioner.scheduling.existing import PreparedNode, prepare_nodes
 from provisioner.scheduling.resources import fits, subtract, total
-from tests.provisioner.prov_builders import daemonset, node, pod, spread, term
+from tests.provisioner.prov_builders import daemonset, fake_type, node, nodepool, pod, spread, term
 
 _SPECS = load_objects([
     pod("small", labels={"app": "x"}, cpu="500m", memory="256Mi"),
@@ -25,16 +26,19 @@ _SPECS = load_objects([
     pod("spread", labels={"app": "x"}, cpu="200m", spread=[spread(L.HOSTNAME, labels={"app": "x"})]),
     pod("zonal", labels={"app": "z"}, cpu="1", node_selector={"zone": "z1"}),
     daemonset(cpu="100m", memory="64Mi"),
+    nodepool(),
 ])
 SPECS = [p.spec for p in _SPECS.pods]
 ALLOCATABLE = load_objects([node("n", allocatable={"cpu": "4", "memory": "8Gi", "pods": "20"})]).nodes[0].allocatable
+POOLS = [(_SPECS.nodepools[0], [fake_type("small", "2", "4Gi", zones=("z0", "z1")),
+                                fake_type("large", "8", "16Gi", zones=("z0", "z1"))])]
 
 OPS = ["pod", "pod", "bind", "bind", "remove", "recreate", "node", "ready", "delete", "disrupt", "nominate",
-       "terminate", "relabel", "daemons", "schedule"]
+       "terminate", "relabel", "daemons", "schedule", "provision"]
 
 
 def _cluster() -> Cluster:
-    return Cluster([], Inputs(daemonsets=list(_SPECS.daemonsets)))
+    return Cluster(POOLS, Inputs(nodepools=list(_SPECS.nodepools), daemonsets=list(_SPECS.daemonsets)))
 
 
 def _add_node(cluster: Cluster, k: int, ready: bool) -> SimNode:
@@ -61,7 +65,7 @@ def _fresh_fit(cluster: Cluster, pending: list, nodes: list) -> bool:
 
 
 def _fresh_inputs(cluster: Cluster, pending: list, nodes: list) -> Inputs:
-    """The inputs Cluster._schedule(pending, nodes, []) made before anything was kept."""
+    """The inputs Cluster._schedule(pending, nodes, pools) gave plan_pools before anything was kept."""
     names = {n.name for n in nodes}
     bound = [m for n in nodes for m in _fresh_models(cluster, n)]
     nominated = [p.model(p.nominated) for p in cluster.pods.values() if p.node is None and p.nominated in names]
@@ -72,8 +76,8 @@ def _fresh_inputs(cluster: Cluster, pending: list, nodes: list) -> Inputs:
     return inputs
 
 
-def _fresh_plan(cluster: Cluster, pending: list, nodes: list):
-    return plan_pools(_fresh_inputs(cluster, pending, nodes), [])
+def _fresh_plan(cluster: Cluster, pending: list, nodes: list, pools: list):
+    return plan_pools(_fresh_inputs(cluster, pending, nodes), pools)
 
 
 def _fresh_prepared(cluster: Cluster, nodes: list) -> list:
@@ -124,6 +128,8 @@ def _apply(cluster: Cluster, op: str, k: int, now: float) -> None:
         cluster.terminate(cluster.nodes[nodes[k % len(nodes)]], now)
     elif op == "schedule":
         cluster.kube_schedule(now)
+    elif op == "provision":
+        cluster.provision(now, 60.0, cluster.fresh_name)
 
 
 @settings(max_examples=80, deadline=None)
@@ -138,6 +144,7 @@ def test_what_kube_schedule_keeps_is_what_a_fresh_computation_gives(ops):
         _apply(cluster, op, k, float(step))
         pending = [p for p in cluster.pending.values() if p.nominated is None]
         ready = [n for n in cluster.nodes.values() if n.ready and not n.deleting and not n.disrupting]
+        usable = [n for n in cluster.nodes.values() if not n.deleting and not n.disrupting]
         # a node's end clears what was nominated to it (Cluster.terminate reads pending for it)
         assert all(p.nominated in cluster.nodes for p in cluster.pods.values() if p.nominated is not None)
         for sim in cluster.nodes.values():
@@ -146,11 +153,15 @@ def test_what_kube_schedule_keeps_is_what_a_fresh_computation_gives(ops):
         assert cluster._some_fit(pending, ready) == _fresh_fit(cluster, pending, ready)
         for one in pending:  # each pod alone: requests it found fitting nowhere are kept
             assert cluster._some_fit([one], ready) == _fresh_fit(cluster, [one], ready)
-        prepared = cluster._prepared_ready(ready)
-        if prepared is not None:
-            assert [_facts(p) for p in prepared] == [_facts(p) for p in _fresh_prepared(cluster, ready)]
-        if pending and ready:
-            assert _outcome(cluster._schedule_ready(pending, ready)) == _outcome(_fresh_plan(cluster, pending, ready))
+        for nodes in (ready, usable):  # the kube-scheduler's nodes, Karpenter's
+            assert [_facts(p) for p in cluster._prepared(nodes)] == [_facts(p) for p in _fresh_prepared(cluster, nodes)]
+        if pending:
+            assert _outcome(cluster._schedule(pending, ready, [])) == _outcome(_fresh_plan(cluster, pending, ready, []))
+            assert (_outcome(cluster._schedule(pending, usable, POOLS))
+                    == _outcome(_fresh_plan(cluster, pending, usable, POOLS)))
+            every = list(cluster.nodes.values())  # nodes being deleted too: plan_pools' own path
+            assert (_outcome(cluster._schedule(pending, every, POOLS))
+                    == _outcome(_fresh_plan(cluster, pending, every, POOLS)))
 
 
 def test_an_unchanged_node_keeps_its_prepared_node_and_a_changed_one_is_prepared_again():
@@ -163,36 +174,44 @@ def test_an_unchanged_node_keeps_its_prepared_node_and_a_changed_one_is_prepared
     cluster.bind(cluster.pods["default/b0"], b.name, 0.0)
     cluster.add_pod(_pod("default/wait", 0))
     pending, ready = [cluster.pods["default/wait"]], [a, b]
-    cluster._schedule_ready(pending, ready)
+    cluster._schedule(pending, ready, [])
     kept_a, kept_b = a.prepared[4], b.prepared[4]
     assert kept_b.positions == [3]
     cluster.add_pod(_pod("default/b1", 0))
     cluster.bind(cluster.pods["default/b1"], b.name, 1.0)
     assert b.prepared is None and b.free is None and b.models is None
-    cluster._schedule_ready(pending, ready)
+    cluster._schedule(pending, ready, [])
     assert a.prepared[4] is kept_a and b.prepared[4] is not kept_b
     assert [p.name for p in b.prepared[4].bound] == ["default/b0", "default/b1"]
     kept_b = b.prepared[4]
     cluster.remove_pod(cluster.pods["default/a0"], 2.0)  # b's pods come one place earlier in the run's list
-    cluster._schedule_ready(pending, ready)
+    cluster._schedule(pending, ready, [])
     moved = b.prepared[4]
     assert moved is not kept_b and moved.positions == [2, 3] and moved.requirements is kept_b.requirements
-    cluster._schedule_ready(pending, ready)
+    cluster._schedule(pending, ready, [])
     assert b.prepared[4] is moved
 
 
-def test_a_pod_nominated_to_a_ready_node_is_planned_as_plan_pools_plans_it():
-    """The set-up kept per node does not hold pods nominated to a node: with one, the run takes
-    plan_pools' own path (their positions follow every bound pod's)."""
+def test_pods_nominated_to_a_node_come_after_every_bound_pod_as_plan_pools_has_them():
+    """plan_pools is given the pods bound to the nodes, node by node, then those nominated to
+    them, in the cluster's order: a node's positions then run past the other nodes' pods."""
     cluster = _cluster()
-    a = _add_node(cluster, 0, ready=True)
-    cluster.add_pod(_pod("default/waiting", 2))
-    cluster.pods["default/waiting"].nominated = a.name
+    a, b = _add_node(cluster, 0, ready=True), _add_node(cluster, 1, ready=False)
+    for name, target in (("default/a0", a), ("default/b0", b), ("default/a1", a)):
+        cluster.add_pod(_pod(name, 2))
+        cluster.bind(cluster.pods[name], target.name, 0.0)
+    for name, target in (("default/to-a", a), ("default/to-b", b), ("default/to-a2", a)):
+        cluster.add_pod(_pod(name, 2))
+        cluster.pods[name].nominated = target.name
     cluster.add_pod(_pod("default/new", 2))
     pending = [cluster.pods["default/new"]]
-    result = cluster._schedule_ready(pending, [a])
-    assert _outcome(result) == _outcome(_fresh_plan(cluster, pending, [a]))
-    assert result.unschedulable and not result.existing  # anti-affinity to the nominated pod
+    prepared = {p.node.name: p for p in cluster._prepared([a, b])}
+    assert [p.name for p in prepared[a.name].bound] == ["default/a0", "default/a1", "default/to-a", "default/to-a2"]
+    assert prepared[a.name].positions == [0, 1, 3, 5] and prepared[b.name].positions == [2, 4]
+    assert [_facts(p) for p in cluster._prepared([a, b])] == [_facts(p) for p in _fresh_prepared(cluster, [a, b])]
+    result = cluster._schedule(pending, [a, b], POOLS)
+    assert _outcome(result) == _outcome(_fresh_plan(cluster, pending, [a, b], POOLS))
+    assert a.prepared is None  # prepared for that run alone
 
 
 def _sized(name: str, cpu: int) -> SimPod:
