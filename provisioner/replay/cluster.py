@@ -158,6 +158,7 @@ class Cluster:
                            self.inputs.daemonsets)
 
     def _schedule_afresh(self, pending: list[SimPod], nodes: list[SimNode], pools: list) -> SimulationResult:
+        """plan_pools itself, over the cluster's inputs (no caller gives it nodes being deleted)."""
         names = {n.name for n in nodes}
         bound: list[Pod] = []
         for n in nodes:
