@@ -9,21 +9,25 @@ plan_pools), so a replayed pod schedules exactly as `simulate` places it.
   not Ready yet count as capacity (in-flight, startup taints ignored, state/statenode.go), pods
   they will take are nominated to them and bind when the node is Ready (`--node-startup` after
   launch); NodeClaims of pods no node takes are launched.
+
+Both plan as plan_pools does, from what each node derives from its pods made when they change,
+not at every run: plan_rounds over the nodes as plan_pools would prepare them (Cluster._prepared).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable
 
 from kubefacts import labels as L
-from ..api import plan_pools
-from ..memo import same
+from ..api import plan_pools, plan_rounds
+from ..memo import remember, same
 from ..models import ExistingNode, Inputs, Pod, PodSpec
 from ..result import SimulationResult
-from ..scheduling.existing import PreparedMemo
+from ..scheduling.existing import PreparedMemo, PreparedNode
 from ..scheduling.instance_selection import template_requirements
 from ..scheduling.plan import node_labels
 from ..scheduling.resources import fits, subtract, total
+from ..state import build_cluster
 from .metrics import Disruption
 
 LOG_LIMIT = 200_000  # pod changes kept for a reader between two of its reads (Cluster.pod_log)
@@ -53,8 +57,11 @@ class SimNode:
     terminated_at: float | None = None
     annotations: dict = field(default_factory=dict)
     record: Disruption | None = None  # the disruption record its drain's evictions count toward
-    free: tuple | None = field(default=None, repr=False)  # (its SimPods, allocatable less their requests)
     pods: set = field(default_factory=set)  # names of pods bound to it
+    # Derived from `pods` (Cluster._pods_changed drops them when it changes), made again at next use:
+    free: dict | None = field(default=None, repr=False)  # allocatable less its pods' requests
+    models: list | None = field(default=None, repr=False)  # its pods' models, by pod name
+    prepared: tuple | None = field(default=None, repr=False)  # (ExistingNode, models, DaemonSets, first position, PreparedNode)
 
     @property
     def ready(self) -> bool:
@@ -113,6 +120,7 @@ class Cluster:
         self.pending: dict = {}  # name -> SimPod not bound (ordered by creation)
         self.seq = 0
         self.prepared = PreparedMemo()  # the nodes as the scheduler last prepared them
+        self._unfit: tuple = ((), {})  # (what the nodes had left, {id: requests} fitting none of it): _some_fit
         self.pod_log: list | None = None  # (pod name, "add" | "bind" | "remove"), when read (above)
 
     def _log(self, name: str, change: str) -> None:
@@ -126,18 +134,87 @@ class Cluster:
     def pool_models(self) -> dict:
         return {p.name: p for p, _ in self.pools}
 
-    def _schedule(self, pending: Iterable[SimPod], nodes: Iterable[SimNode], pools: list) -> SimulationResult:
+    def _bound_models(self, node: SimNode) -> list[Pod]:
+        """The scheduling core's models of the pods bound to `node`, by pod name: made when its
+        pods last changed (Cluster._pods_changed), the same list until they change again. Exact:
+        the list is what `[self.pods[p].model(node.name) for p in sorted(node.pods)]` gives, as
+        only bind, remove_pod and add_pod change a node's pods or the pod a name stands for, and
+        a bound pod's model is only ever asked for on its own node (SimPod.model keeps it)."""
+        made = node.models
+        if made is None:
+            made = node.models = [self.pods[p].model(node.name) for p in sorted(node.pods)]
+        return made
+
+    def _schedule(self, pending: list[SimPod], nodes: list[SimNode], pools: list) -> SimulationResult:
+        """plan_pools over the pending pods, these nodes with the pods bound and nominated to them,
+        and `pools`, planned from what each node prepared when its pods last changed (_prepared)
+        instead of setting the whole cluster up again at every run.
+        tests/provisioner/replay/test_kube_schedule_reuse.py compares it with plan_pools."""
+        if any(n.deleting for n in nodes):  # plan_pools would schedule their pods again: its own path
+            return self._schedule_afresh(pending, nodes, pools)
+        models = [p.model() for p in pending]
+        # plan_pools' result for these inputs: no warning, nothing ignored or rescheduled
+        return plan_rounds(SimulationResult(pods=len(models)), self._prepared(nodes), models, pools,
+                           self.inputs.daemonsets)
+
+    def _schedule_afresh(self, pending: list[SimPod], nodes: list[SimNode], pools: list) -> SimulationResult:
+        """plan_pools itself, over the cluster's inputs (no caller gives it nodes being deleted)."""
         names = {n.name for n in nodes}
         bound: list[Pod] = []
         for n in nodes:
-            bound.extend(self.pods[p].model(n.name) for p in sorted(n.pods))
-        nominated = [p.model(p.nominated) for p in self.pods.values()
-                     if p.node is None and p.nominated in names]
+            bound.extend(self._bound_models(n))
+        nominated = [p.model(p.nominated) for p in self.pods.values() if p.node is None and p.nominated in names]
         inputs = Inputs(nodepools=self.inputs.nodepools, nodeclasses=self.inputs.nodeclasses,
                         pods=[p.model() for p in pending], bound_pods=bound + nominated,
                         daemonsets=self.inputs.daemonsets, nodes=[n.existing() for n in nodes],
                         overlays=self.inputs.overlays, namespaces=self.inputs.namespaces)
         return plan_pools(inputs, pools, memo=self.prepared)
+
+    def _prepared(self, nodes: list[SimNode]) -> list[PreparedNode]:
+        """What plan_pools hands the scheduler for these nodes, none of them being deleted
+        (scheduling_view, then prepare_nodes): the nodes as build_cluster states them, each with
+        the pods bound to it and then those nominated to it, at their positions in the run's list
+        of pods (the bound ones node by node in `nodes`' order, then the nominated ones in the
+        cluster's order). A node's PreparedNode is kept while the node reads the same (its
+        ExistingNode's fields), its pods' models are the very same list (_bound_models) and the
+        DaemonSets the very same objects, as PreparedMemo keeps one; only its positions are set
+        afresh (PreparedNode.at). A node that pods are nominated to is prepared for the run alone.
+        Nominated pods are unbound, so pending (every pod not bound, Cluster.pending) holds them
+        all: whether there is one need not be asked of every pod."""
+        names = {n.name for n in nodes}
+        offsets, position = {}, 0
+        for node in nodes:
+            offsets[node.name] = position
+            position += len(self._bound_models(node))
+        nominated: dict = {}  # node name -> [(position, model)] of the pods nominated to it
+        if any(p.nominated in names for p in self.pending.values()):
+            for pod in self.pods.values():
+                if pod.node is None and pod.nominated in names:
+                    nominated.setdefault(pod.nominated, []).append((position, pod.model(pod.nominated)))
+                    position += 1
+        daemonsets = self.inputs.daemonsets
+        prepared = []
+        for state in build_cluster([n.existing() for n in nodes], ()).active():
+            existing = state.as_existing()
+            node = self.nodes[existing.name]
+            models = self._bound_models(node)
+            start = offsets[node.name]  # its bound pods' positions: start, start + 1, ...
+            extra = nominated.get(node.name)
+            kept = node.prepared
+            if extra:
+                prep = PreparedNode(existing, models + [m for _, m in extra], daemonsets,
+                                    [*range(start, start + len(models)), *(pos for pos, _ in extra)])
+            elif (kept is not None and kept[1] is models and same(kept[2], daemonsets)
+                    and vars(kept[0]) == vars(existing)):  # ExistingNode compares by identity: compare its fields
+                prep = kept[4]
+                if kept[3] != start:
+                    prep = prep.at(list(range(start, start + len(models))))
+                    node.prepared = (kept[0], models, kept[2], start, prep)
+            else:
+                prep = PreparedNode(existing, models, daemonsets, range(start, start + len(models)))
+                node.prepared = (existing, models, tuple(daemonsets), start, prep)
+            prepared.append(prep)
+        return prepared
 
     def kube_schedule(self, now: float) -> list:
         """Bind pending pods to Ready capacity; the pods bound."""
@@ -159,22 +236,27 @@ class Cluster:
         pods' requests (resources.Fits): the kube-scheduler's NodeResourcesFit, which the full
         scheduling run also applies (with DaemonSet overhead and nominated pods besides, which only
         take more), so when nothing fits here that run would bind nothing. Most runs while pods
-        wait for new nodes are of that kind."""
+        wait for new nodes are of that kind. What a node has left is summed when its pods last
+        changed (Cluster._pods_changed); requests found to fit none of these nodes are not tried
+        again while what each has left is the very same dict (never changed in place: a change
+        makes a new one), since Fits reads nothing else."""
         free = []
         for node in nodes:
-            pods = tuple(self.pods[name] for name in node.pods)
-            kept = node.free
-            if kept is None or not same(kept[0], pods):  # summed again only when its pods changed
-                kept = node.free = (pods, subtract(node.allocatable, total(p.spec.requests for p in pods)))
-            free.append(kept[1])
-        seen: set = set()
+            left = node.free
+            if left is None:
+                left = node.free = subtract(node.allocatable, total(self.pods[p].spec.requests for p in node.pods))
+            free.append(left)
+        looked, unfit = self._unfit
+        if not same(looked, free):
+            unfit = {}
+        self._unfit = (free, unfit)
         for pod in pending:
             requests = pod.spec.requests
-            if id(requests) in seen:
+            if id(requests) in unfit:  # kept with the dict itself: its id is not another's
                 continue
-            seen.add(id(requests))
             if any(fits(requests, left) for left in free):
                 return True
+            remember(unfit, id(requests), requests)
         return False
 
     def provision(self, now: float, startup: float, name_node: Callable[[str], str]) -> list:
@@ -203,6 +285,11 @@ class Cluster:
         return launched
 
     # -- mutations --------------------------------------------------------------------------------
+    @staticmethod
+    def _pods_changed(node: SimNode) -> None:
+        """What is derived from a node's pods is made again at its next use."""
+        node.free = node.models = node.prepared = None
+
     def launch(self, pool_name: str, itype: str, ct: str, zone: str, price: float, labels: dict, allocatable: dict,
                now: float, name: str) -> SimNode:
         pool = self.pool_models().get(pool_name)
@@ -234,6 +321,7 @@ class Cluster:
             # A pod recreated under the name of one still bound replaces it: the node must not
             # keep the old one's name (every name a node holds is a pod of the cluster).
             self.nodes[old.node].pods.discard(pod.name)
+            self._pods_changed(self.nodes[old.node])
         self.pods[pod.name] = pod
         self._log(pod.name, "add")
         if pod.node is None:
@@ -245,6 +333,7 @@ class Cluster:
         self.pending.pop(pod.name, None)
         node = self.nodes[node_name]
         node.pods.add(pod.name)
+        self._pods_changed(node)
         node.last_pod_event = now
         return pod
 
@@ -255,6 +344,7 @@ class Cluster:
         if pod.node is not None and pod.node in self.nodes:
             node = self.nodes[pod.node]
             node.pods.discard(pod.name)
+            self._pods_changed(node)
             node.last_pod_event = now
 
     def terminate(self, node: SimNode, now: float) -> list:
@@ -263,7 +353,7 @@ class Cluster:
         node.terminated_at = now
         self.nodes.pop(node.name, None)
         left = [self.pods[p] for p in sorted(node.pods) if p in self.pods]
-        for pod in self.pods.values():
+        for pod in self.pending.values():  # a nominated pod is not bound: pending has them all
             if pod.nominated == node.name:
                 pod.nominated = None
         return left

@@ -71,3 +71,16 @@ def test_pod_log_lists_the_pods_added_bound_and_removed_once_a_reader_sets_it():
     cluster.bind(a, "n1", 1.0)
     cluster.remove_pod(a, 2.0)
     assert cluster.pod_log == [("default/b", "add"), ("default/a", "bind"), ("default/a", "remove")]
+
+
+def test_a_nodes_end_leaves_no_pod_nominated_to_it():
+    """Cluster.terminate: pods Karpenter nominated to the node are pending for anything again."""
+    cluster = Cluster([], Inputs())
+    node = SimNode("n1", "default", "m5.large", "on-demand", "us-east-1a", 0.1, {}, (), {}, {}, 0.0)
+    cluster.nodes[node.name] = node
+    waiting, other = _pod("default/a"), _pod("default/b")
+    cluster.add_pod(waiting)
+    cluster.add_pod(other)
+    waiting.nominated, other.nominated = "n1", "n2"
+    cluster.terminate(node, 1.0)
+    assert waiting.nominated is None and other.nominated == "n2" and list(cluster.pending) == ["default/a", "default/b"]
