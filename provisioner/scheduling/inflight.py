@@ -56,6 +56,9 @@ class InflightClaims:
         # hostname topology group -> per-position count of its pods on that NodeClaim, kept for the
         # groups of variants' host checks (a count changes only by a commit to that NodeClaim).
         self.host_counts: dict[TopologyGroup, npt.NDArray[np.int64]] = {}
+        # A lone NodeClaim is proposed to directly (`add`): its order, key, log and counts are
+        # made when a second one comes or the masks are first used (_ordered), not at each commit.
+        self.lone = True
 
     def state(self, variant: Variant) -> list[Any]:
         """Per variant (shape): claims that never take it, claims that rejected it at some commit
@@ -87,6 +90,7 @@ class InflightClaims:
             claim = self.claims[0]
             proposal = claim.propose(variant, k, topology)  # _cap: no NodeClaim after it to stop at
             return (claim, proposal, None) if proposal.n else None
+        self._ordered()
         state = self.state(variant)
         dead, rejected_at, epoch = state[0], state[1], state[5]
         gen, claims = self.gen, self.claims
@@ -166,6 +170,7 @@ class InflightClaims:
 
     def in_order(self) -> list[NodeClaim]:
         """The NodeClaims in the order `add` tries them (fewest pods first, then creation order)."""
+        self._ordered()
         return [self.claims[pos] for pos in self.order.tolist()]
 
     def _propose(self, variant: Variant, claim: NodeClaim, pos: int, k: int, bulk: bool, topology: Topology,
@@ -253,6 +258,11 @@ class InflightClaims:
         """Keep `order` sorted after `claim` went from `before` pods (None: new) to its count now;
         `recorded`: the topology groups the commit recorded its pods in (None: any)."""
         pos = claim.index - self.n_existing
+        if self.lone and (before is not None or not self.claims):
+            if before is None:
+                self.claims.append(claim)
+            return  # the lone NodeClaim: nothing to keep in order yet
+        self._ordered()
         if before is None:
             self.claims.append(claim)
             if pos >= len(self.gen):
@@ -290,6 +300,21 @@ class InflightClaims:
             keys[old:at - 1] = keys[old + 1:at]
             order[old:at - 1] = order[old + 1:at]
             keys[at - 1], order[at - 1] = key, pos
+
+
+    def _ordered(self) -> None:
+        """Leave the lone mode: the NodeClaim made so far gets its key, order and log entry, as
+        `reorder` would have kept them (no mask, count or rejection refers to it yet, so its
+        commit generation may start at 0)."""
+        if not self.lone:
+            return
+        self.lone = False
+        if self.claims:
+            key = len(self.claims[0].pods) << 32
+            self.keys_pos[0] = key
+            self.order = np.zeros(1, dtype=np.int64)
+            self.order_keys = np.asarray([key], dtype=np.int64)
+            self.log.append(0)
 
 
 def _pin_code(reqs: Requirements, key: str, table: dict[str, int]) -> int:
