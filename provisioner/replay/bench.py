@@ -23,6 +23,7 @@ from ..disruption import pass_state, simulation
 from . import engine
 from .engine import Options, replay
 from .parallel import default_cpus
+from .twin import TWIN_FROM_S
 from .sources import synthetic
 from .trace import parse_trace
 
@@ -108,9 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--job-runs", type=int, default=None, help="default: 1000 per 7 days, pro rata")
     parser.add_argument("--series", action="store_true", help="run the grid of sizes, one process each")
     parser.add_argument("--json", action="store_true", help="print one JSON line (used by --series)")
-    parser.add_argument("--processes", type=int, choices=(1, 2), default=min(2, default_cpus()),
+    parser.add_argument("--processes", type=int, choices=(1, 2), default=None,
                         help="2: the replay shares its simulations with a twin process, as `replay` does "
-                             "when it has two CPUs (default: 2 when this process may use two CPUs)")
+                             "(default: as `replay` chooses, 2 for a day or more when two CPUs are free)")
     parser.add_argument("--split", action="store_true",
                         help="also print the CPU seconds of the replay's parts (timers, no profiler)")
     args = parser.parse_args(argv)
@@ -118,14 +119,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'pods':>5} {'days':>5} {'jobs':>5} {'events':>7} {'wall_s':>7} {'cpu_s':>7} {'peak_MiB':>8} "
               f"{'x_real':>7} {'launched':>8} {'disrupt':>7}")
         for pods, days in SERIES:
-            out = subprocess.run([sys.executable, "-m", "provisioner.replay.bench", "--pods", str(pods), "--days",
-                                  str(days), "--processes", str(args.processes), "--json"],
-                                 capture_output=True, text=True, check=True).stdout
+            argv = [sys.executable, "-m", "provisioner.replay.bench", "--pods", str(pods), "--days", str(days), "--json"]
+            if args.processes is not None:
+                argv += ["--processes", str(args.processes)]
+            out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
             r = json.loads(out)
             print(f"{r['pods']:>5} {r['days']:>5g} {r['job_runs']:>5} {r['events']:>7} {r['wall_s']:>7} {r['cpu_s']:>7} "
                   f"{r['peak_mib']:>8} {r['x_real_time']:>7} {r['nodes_launched']:>8} {r['disruptions']:>7}")
         return 0
     job_runs = args.job_runs if args.job_runs is not None else int(round(1000 * args.days / 7))
+    if args.processes is None:
+        args.processes = 2 if default_cpus() >= 2 and args.days * 86400 >= TWIN_FROM_S else 1
     totals = split_timers() if args.split else None
     r = measure(args.pods, args.days, job_runs, args.processes)
     if totals is not None:

@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from ..errors import InputError
 from .engine import Options, replay
 from .trace import Trace
+from .twin import TWIN_FROM_S
 
 
 def _one(job: tuple) -> dict:
@@ -35,14 +36,14 @@ def default_cpus() -> int:
 def replay_all(jobs: list, workers: int | None = None, scheduler: str | None = None) -> list:
     """[(objects, origins, Trace, Options)] -> [result dict], in order; one process per job at
     most `workers` at a time (1: in this process, no pool; twice as many workers as jobs or more:
-    each replay with a twin process, twin.py), or on the Dask scheduler at
+    each replay of a day or longer with a twin process, twin.py), or on the Dask scheduler at
     `scheduler` (replay/distributed.py, imported only then: an optional dependency)."""
     if scheduler:
         from .distributed import replay_on
         return replay_on(scheduler, jobs)
     workers = default_cpus() if workers is None else workers
-    if workers >= 2 * len(jobs):  # workers to spare: each replay shares its simulations with a twin
-        jobs = [(*job[:3], replace(job[3], processes=2)) for job in jobs]
+    if workers >= 2 * len(jobs):  # workers to spare: a long replay shares its simulations with a twin
+        jobs = [(*job[:3], replace(job[3], processes=2)) if job[3].until >= TWIN_FROM_S else job for job in jobs]
     if workers <= 1 or len(jobs) <= 1:
         return [_one(job) for job in jobs]
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:

@@ -21,6 +21,10 @@ import zlib
 
 from ..disruption.share import Apart
 
+# Replays shorter than this are not given a twin: 6 and 12 simulated hours of the benchmark took
+# as long or longer with one (the fork, and few candidates per pass at night), a day 25 % less
+# wall time and a week 30 % less (BENCHMARKS.md).
+TWIN_FROM_S = 86400.0
 _MESSAGE = struct.Struct("<qqq")  # (pass number, checksum of the candidates' names, first index or -1)
 _POLL_S = 0.5  # how often a waiting parent checks that its twin is alive
 
@@ -111,4 +115,4 @@ class Twin:
             self.pid = None
 
 
-__all__ = ["Twin"]
+__all__ = ["TWIN_FROM_S", "Twin"]

@@ -97,15 +97,17 @@ def test_a_twin_that_dies_or_falls_out_of_step_is_parted_from_and_the_output_is_
     assert _no_child_left(forked)
 
 
-def test_one_replay_given_two_workers_runs_on_two_processes(monkeypatch):
-    """replay_all: a single replay with workers to spare takes a twin; several share the workers."""
+def test_one_long_replay_given_two_workers_runs_on_two_processes(monkeypatch):
+    """replay_all: a replay of a day or more with workers to spare takes a twin; a shorter one, or
+    one without a spare worker, does not."""
     seen = []
     monkeypatch.setattr("provisioner.replay.parallel._one", lambda job: seen.append(job[3].processes) or {})
     trace = parse_trace(bench.trace_for(50, 0.01, 1), "bench")
-    job = (bench.cluster(), None, trace, Options(until=60))
-    replay_all([job], workers=2)
-    replay_all([job], workers=1)
-    assert seen == [2, 1]
+    day, hour = (bench.cluster(), None, trace, Options(until=86400)), (bench.cluster(), None, trace, Options(until=3600))
+    replay_all([day], workers=2)
+    replay_all([day], workers=1)
+    replay_all([hour], workers=2)
+    assert seen == [2, 1, 1]
 
 
 def test_bench_reports_the_twins_cpu_seconds_and_memory_apart(capsys, forked):
