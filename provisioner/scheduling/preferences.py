@@ -151,6 +151,20 @@ def skip_runs(starts: Iterable[int], ends: Iterable[int]) -> dict[str, Any]:
     return {_SKIP: skip} if skip else {}
 
 
+def skip_flagged(flags: list[bool]) -> dict[str, Any]:
+    """skip_runs over the runs of True in `flags` (targets known to reject a variant forever)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    inside = False
+    for i, flag in enumerate(flags):
+        if flag != inside:
+            (starts if flag else ends).append(i)
+            inside = flag
+    if inside:
+        ends.append(len(flags))
+    return skip_runs(starts, ends)
+
+
 class Signature:
     """Pods with identical scheduling needs (same PodSpec.key)."""
 

@@ -17,7 +17,6 @@ import numpy as np
 import numpy.typing as npt
 
 from kubefacts import labels as L
-from kubefacts.labels import PREFER_NO_SCHEDULE
 from ..memo import remember
 from kubefacts.quantity import format_quantity
 from .existing import ExistingNodes, PreparedNode, prepare_nodes
@@ -26,10 +25,10 @@ from .inflight import InflightClaims
 from .instance_selection import Template
 from .nodeclaim import WELL_KNOWN, ExistingTarget, NodeClaim, Proposal, hostname_requirement, merge_topology
 from .plan import PlannedNodeClaim, Results, build_results
-from .preferences import Signature, StaticCheck, Variant, initial, relax, skip_runs
+from .preferences import Signature, StaticCheck, Variant, initial, relax, skip_flagged
 from .requirements import Requirements
 from .taints import ports_conflict
-from .shared import SharedSetup
+from .shared import SharedSetup, templates_for
 from .taints import Taint
 from .topology import AFFINITY, ANTI, SPREAD, DomainTaints, NodeFilter, Topology, TopologyGroup, domain_universe
 
@@ -88,7 +87,7 @@ class Scheduler:
         self.dims = (L.CPU, L.MEMORY, L.PODS) + tuple(sorted(names - {L.CPU, L.MEMORY, L.PODS}))
         if self.shared is not None:  # the same for every run of the pass
             self.templates, skipped, self.tolerate_prefer_no_schedule = self.shared.templates(
-                self.nodepools, self.dims, self.daemonsets, templates_for)
+                self.nodepools, self.dims, self.daemonsets)
         else:
             self.templates, skipped, self.tolerate_prefer_no_schedule = templates_for(
                 self.nodepools, self.dims, self.daemonsets)
@@ -117,7 +116,7 @@ class Scheduler:
         if self.n_existing < _SKIP_MIN_NODES and self.shared is None:
             return {}
         bad = self.existing.too_small(self.dims, request)
-        return skip_runs(*_runs(bad)) if True in bad else {}
+        return skip_flagged(bad) if True in bad else {}
 
     def _setup_existing(self) -> None:
         existing = self.existing
@@ -471,41 +470,6 @@ class Scheduler:
         existing = [self._target(i) for i in sorted(self.made)]  # the others took no pod
         targets: list[_Target] = [*existing, *self.claims]
         return build_results(targets, pods, errors)
-
-
-def templates_for(nodepools: Sequence[tuple[NodePool, Sequence[InstanceType]]], dims: tuple[str, ...],
-                  daemonsets: Sequence[DaemonSet], shared: SharedSetup | None = None
-                  ) -> tuple[list[Template], list[str], bool]:
-    """The NodePools' templates in OrderByWeight's order (heavier first; equal weights by name,
-    descending: nps[a].Name > nps[b].Name), why any is left out, and whether some NodePool has a
-    PreferNoSchedule taint (the last relaxation tolerates them)."""
-    ordered = sorted(sorted(nodepools, key=lambda item: item[0].name, reverse=True), key=lambda item: -item[0].weight)
-    templates: list[Template] = []
-    skipped = []
-    for np_, its in ordered:
-        if shared is not None:
-            tpl = shared.template(np_, its, dims, daemonsets, len(templates))
-        else:
-            tpl = Template(np_, its, dims, daemonsets, len(templates))
-        if len(tpl.types):
-            templates.append(tpl)
-        else:
-            skipped.append(f'nodepool "{np_.name}": {tpl.skip_reason}')
-    return templates, skipped, any(t.effect == PREFER_NO_SCHEDULE for np_, _ in ordered for t in np_.taints)
-
-
-def _runs(flags: list[bool]) -> tuple[list[int], list[int]]:
-    """(starts, ends) of the runs of True in `flags`, each [start, end)."""
-    starts: list[int] = []
-    ends: list[int] = []
-    inside = False
-    for i, flag in enumerate(flags):
-        if flag != inside:
-            (starts if flag else ends).append(i)
-            inside = flag
-    if inside:
-        ends.append(len(flags))
-    return starts, ends
 
 
 def _has_topology(spec: PodSpec) -> bool:

@@ -9,9 +9,10 @@ live in a template, so sharing one between runs changes no result.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from kubefacts.labels import PREFER_NO_SCHEDULE
 from ..memo import remember, same
 from .instance_selection import Template
 from .preferences import Constraints, initial, node_requirements
@@ -51,14 +52,14 @@ class SharedSetup:
                                             Template(nodepool, instance_types, dims, daemonsets, index))
         return found[3]
 
-    def templates(self, nodepools: _Pools, dims: tuple[str, ...], daemonsets: Sequence[DaemonSet],
-                  make: Callable[..., tuple[list[Template], list[str], bool]]) -> tuple[list[Template], list[str], bool]:
-        """scheduler.templates_for of these NodePools, dimensions and DaemonSets, made once (the
-        objects are kept with the answer, so their ids cannot be reused meanwhile)."""
+    def templates(self, nodepools: _Pools, dims: tuple[str, ...], daemonsets: Sequence[DaemonSet]
+                  ) -> tuple[list[Template], list[str], bool]:
+        """templates_for these NodePools, dimensions and DaemonSets, made once (the objects are
+        kept with the answer, so their ids cannot be reused meanwhile)."""
         key = (tuple((id(np_), id(its)) for np_, its in nodepools), dims, tuple(id(d) for d in daemonsets))
         found = self._ordered.get(key)
         if found is None:
-            found = self._ordered[key] = (list(nodepools), list(daemonsets), make(nodepools, dims, daemonsets, self))
+            found = self._ordered[key] = (list(nodepools), list(daemonsets), templates_for(nodepools, dims, daemonsets, self))
         return found[2]
 
     def first_level(self, spec: PodSpec) -> tuple[Constraints, tuple[Requirements, Requirements]]:
@@ -95,3 +96,24 @@ class SharedSetup:
         if found is None:
             found = self._universes[ident] = (list(nodepools), domain_universe(nodepools, key))
         return found[1]
+
+
+def templates_for(nodepools: Sequence[tuple[NodePool, Sequence[InstanceType]]], dims: tuple[str, ...],
+                  daemonsets: Sequence[DaemonSet], shared: SharedSetup | None = None
+                  ) -> tuple[list[Template], list[str], bool]:
+    """The NodePools' templates in OrderByWeight's order (heavier first; equal weights by name,
+    descending: nps[a].Name > nps[b].Name), why any is left out, and whether some NodePool has a
+    PreferNoSchedule taint (the last relaxation tolerates them)."""
+    ordered = sorted(sorted(nodepools, key=lambda item: item[0].name, reverse=True), key=lambda item: -item[0].weight)
+    templates: list[Template] = []
+    skipped = []
+    for np_, its in ordered:
+        if shared is not None:
+            tpl = shared.template(np_, its, dims, daemonsets, len(templates))
+        else:
+            tpl = Template(np_, its, dims, daemonsets, len(templates))
+        if len(tpl.types):
+            templates.append(tpl)
+        else:
+            skipped.append(f'nodepool "{np_.name}": {tpl.skip_reason}')
+    return templates, skipped, any(t.effect == PREFER_NO_SCHEDULE for np_, _ in ordered for t in np_.taints)

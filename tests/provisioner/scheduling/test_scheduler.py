@@ -15,7 +15,7 @@ from provisioner.api import nodepool_instance_types, plan_pools
 from provisioner.scheduling import scheduler as scheduler_module
 from provisioner.scheduling.existing import ExistingNodes, PreparedNode
 from provisioner.scheduling.nodeclaim import ExistingTarget
-from provisioner.scheduling.preferences import Variant, skip_runs
+from provisioner.scheduling.preferences import Variant, skip_flagged, skip_runs
 from tests.provisioner.prov_builders import (DEFAULT_TYPES, ZONES, catalog, daemonset, deployment, node, nodeclass,
                                              nodepool, pod, spread, term)
 
@@ -110,13 +110,13 @@ def test_a_views_too_small_is_its_bases_less_the_removed_nodes(rows, request, da
 
 
 @given(st.lists(st.booleans(), max_size=40), st.data())
-def test_runs_of_flags_skip_exactly_the_flagged_targets(bad, data):
-    """scheduler._runs feeds skip_runs: next_alive from i answers the first unflagged index >= i."""
+def test_skip_flagged_skips_exactly_the_flagged_targets(bad, data):
+    """preferences.skip_flagged: next_alive from i answers the first unflagged index >= i, and the
+    pointers are skip_runs' over the flagged runs."""
     variant = Variant.__new__(Variant)
-    starts, ends = scheduler_module._runs(bad)
     edges = np.diff(np.concatenate(([0], np.asarray(bad, dtype=np.int8), [0])))
-    assert (starts, ends) == (np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist())
-    variant.dead = skip_runs(starts, ends)
+    variant.dead = skip_flagged(bad)
+    assert variant.dead == skip_runs(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist())
     i = data.draw(st.integers(0, len(bad)))
     expected = next((j for j in range(i, len(bad)) if not bad[j]), len(bad))
     assert variant.next_alive(i) == expected
