@@ -7,11 +7,12 @@ stays in step without being told anything but the other half's answer.
 The answer never depends on the twin. Each message carries the pass's number and a checksum of
 its candidates' names; a twin that is gone, a closed pipe or a message out of step parts them
 for good, and the parent simulates every candidate itself from then on. The twin writes
-nothing: it leaves with os._exit when the replay ends, fails, or is parted from, and a parent
-that is gone closes the pipe the twin waits on.
+nothing: it leaves with os._exit when the replay ends, fails, or is parted from, and the kernel
+ends it with its parent (Linux; elsewhere a parent that is gone closes the pipe the twin reads).
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import select
 import signal
@@ -46,8 +47,10 @@ class Twin:
         down, up = os.pipe(), os.pipe()  # parent -> twin, twin -> parent
         sys.stdout.flush()
         sys.stderr.flush()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:
+            _die_with(parent)
             os.close(down[1])
             os.close(up[0])
             return cls(1, down[0], up[1], None)
@@ -113,6 +116,18 @@ class Twin:
             except (ChildProcessError, ProcessLookupError):
                 pass
             self.pid = None
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel end the twin when its parent ends (Linux PR_SET_PDEATHSIG), so a parent
+    killed mid-replay leaves no twin running on; elsewhere the twin leaves at its next exchange."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent ended before the request took effect
+        os._exit(0)
 
 
 __all__ = ["TWIN_FROM_S", "Twin"]

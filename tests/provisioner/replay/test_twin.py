@@ -115,3 +115,48 @@ def test_bench_reports_the_twins_cpu_seconds_and_memory_apart(capsys, forked):
     row = json.loads(capsys.readouterr().out)
     assert row["processes"] == 2 and row["twin_cpu_s"] > 0 and row["twin_peak_mib"] > 0
     assert _no_child_left(forked)
+
+
+_KILLED_PARENT = """
+import os, sys
+from provisioner.replay import bench, twin
+from provisioner.replay.engine import Options, replay
+from provisioner.replay.trace import parse_trace
+fork = twin.Twin.fork.__func__
+def recording(cls):
+    made = fork(cls)
+    if made.rank == 0:
+        print(made.pid, flush=True)
+    return made
+twin.Twin.fork = classmethod(recording)
+trace = parse_trace(bench.trace_for(2000, 7, 1000), "bench")  # a minute or more alone
+replay(bench.cluster(), None, trace, Options(until=7 * 86400, processes=2))
+"""
+
+
+@pytest.mark.slow
+def test_a_twin_ends_with_its_parent_when_the_parent_is_killed():
+    import signal
+    import subprocess
+    import sys
+    import time
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT], stdout=subprocess.PIPE, text=True)
+    try:
+        twin_pid = int(proc.stdout.readline())
+        time.sleep(0.5)
+        os.kill(twin_pid, 0)  # running
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(twin_pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(twin_pid, signal.SIGKILL)
+            pytest.fail("the twin outlived its parent")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
