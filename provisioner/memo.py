@@ -28,5 +28,5 @@ def forget_absent(table: dict, present: Collection[Any], slack: int = 16) -> Non
 
 
 def same(a: Sequence[Any], b: Sequence[Any]) -> bool:
-    """Whether two sequences hold the very same objects, in order."""
-    return len(a) == len(b) and all(map(is_, a, b))
+    """Whether two sequences hold the very same objects, in order (at once when they are one)."""
+    return a is b or (len(a) == len(b) and all(map(is_, a, b)))

@@ -81,7 +81,7 @@ class PassState:
         """pod_facts of a node's pods, kept while they are the same objects."""
         assert self.memo is not None
         kept = self.memo.pod_facts.get(name)
-        if kept is not None and (kept[0] is pods or same(kept[0], pods)):
+        if kept is not None and same(kept[0], pods):
             return kept[1]
         facts = pod_facts(pods, self.limits)
         self.memo.pod_facts[name] = (pods, facts)

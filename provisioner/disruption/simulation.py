@@ -194,8 +194,7 @@ class Simulator:
                 infos = self.info_by_node.get(name, [])
                 models = [self.models.get(info.name) for info in infos]
             kept = self.memo.reschedulable.get(name) if self.memo is not None else None
-            if kept is not None and (kept[0] is infos and kept[1] is models
-                                     or same(kept[0], infos) and same(kept[1], models)):
+            if kept is not None and same(kept[0], infos) and same(kept[1], models):
                 found = kept[2]  # the same list object, so _movable's memo holds too
             else:
                 found = [model for info, model in zip(infos, models)

@@ -165,7 +165,7 @@ def prepare_grouped(nodes: Iterable[ExistingNode], by_node: Mapping[str | None, 
         pods, positions = by_node.get(node.name) or ([], [])
         kept = memo.nodes.get(node.name) if memo is not None else None
         if (kept is not None and vars(kept[0]) == vars(node)  # ExistingNode compares by identity: compare its fields
-                and (kept[1] is pods or same(kept[1], pods))):
+                and same(kept[1], pods)):
             prep = kept[2] if kept[2].positions == positions else kept[2].at(positions)
         else:
             prep = PreparedNode(node, pods, daemonsets, positions)

@@ -10,6 +10,8 @@ from provisioner.memo import forget_absent, remember, same
 def test_same_is_identity_not_equality():
     a, b = [1000], [1000]  # equal, but not the same objects
     assert same([a], [a]) and not same([a], [b]) and not same([a], [a, a])
+    held = [a, b]
+    assert same(held, held) and same([], [])  # one list is the same as itself
 
 
 @given(st.sets(st.integers(0, 50)), st.sets(st.integers(0, 50)), st.integers(0, 8))
