@@ -58,14 +58,6 @@ def offering_price(instance_type: InstanceType | None, zone: str | None, capacit
     return None
 
 
-def pods_by_node(snap: Snapshot) -> dict:
-    out: dict = {}
-    for pod in snap.pods:
-        if pod.node_name:
-            out.setdefault(pod.node_name, []).append(pod)
-    return out
-
-
 def validate_node(node: StateNode, snap: Snapshot) -> str | None:
     """ValidateNodeDisruptable, in upstream's order; None when the node may be disrupted."""
     claim = node.claim

@@ -14,10 +14,10 @@ from kubefacts import labels as L
 from ..catalog import Catalog
 from ..planning import nodepool_instance_types
 from .budgets import budget_mapping
-from .candidates import PodFacts, new_candidate, offering_price, pod_facts, pods_by_node, pool_totals
+from .candidates import PodFacts, new_candidate, offering_price, pod_facts, pool_totals
 from ..memo import remember, same
 from .pass_memo import PassMemo
-from ..state.cluster import Cluster
+from ..state.cluster import Cluster, pods_by_node
 from .pdb import Limits
 from .simulation import Simulator
 from .types import Candidate

@@ -15,9 +15,8 @@ from ..scheduling.nodeclaim import ExistingTarget, NodeClaim
 from ..scheduling.scheduler import Abandoned
 from ..scheduling.shared import SharedSetup
 from ..scheduling.requirements import Requirement, Requirements
-from ..state.cluster import Cluster
+from ..state.cluster import Cluster, pods_by_node
 from ..state.statenode import StateNode
-from .candidates import pods_by_node
 from ..memo import remember, same
 from .pass_memo import AVOIDING_LIMIT, PassMemo
 from .pdb import Limits
@@ -105,7 +104,7 @@ class Simulator:
     def __init__(self, snap: Cluster, pools: list, notes: Iterable[str], limits: Limits,
                  memo: PassMemo | None = None, by_node: dict | None = None) -> None:
         """memo: what earlier passes over this changing cluster derived (a replay's), or None;
-        by_node: the pods' PodInfos per node (candidates.pods_by_node), when already grouped."""
+        by_node: the pods' PodInfos per node (state.cluster.pods_by_node), when already grouped."""
         base = snap.inputs
         assert base is not None  # read with the scheduling models (state.reader, not facts=True)
         self.snap, self.inputs, self.pools, self.notes, self.limits = snap, base, pools, list(notes), limits

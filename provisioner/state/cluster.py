@@ -46,7 +46,7 @@ class Cluster:
 @dataclass(frozen=True, eq=False)
 class NodePods:
     """The pods bound to one node, as group_pods finds them in a Cluster: `infos` its PodInfos in
-    the order of Cluster.pods (what disruption.candidates.pods_by_node gives for the node),
+    the order of Cluster.pods (what pods_by_node gives for the node),
     `models` for each of them the last of Inputs.bound_pods with its name (None when there is
     none), `bound` the Inputs.bound_pods bound to the node in their order, and `order` a number
     for each of `bound`, increasing along Inputs.bound_pods over all nodes (their indices, or any
@@ -57,15 +57,21 @@ class NodePods:
     order: list
 
 
+def pods_by_node(snap: Cluster) -> dict:
+    """node name -> the PodInfos bound to it, in the order of Cluster.pods."""
+    out: dict = {}
+    for pod in snap.pods:
+        if pod.node_name:
+            out.setdefault(pod.node_name, []).append(pod)
+    return out
+
+
 def group_pods(snap: Cluster) -> dict:
     """node name -> NodePods, for every node name a pod is bound to: what Cluster.node_pods holds
     when a reader kept it (read afresh, for tests and for a reader that starts over)."""
     assert snap.inputs is not None
     models = {p.name: p for p in snap.inputs.bound_pods}
-    infos: dict = {}
-    for pod in snap.pods:
-        if pod.node_name:
-            infos.setdefault(pod.node_name, []).append(pod)
+    infos = pods_by_node(snap)
     bound: dict = {}
     for i, pod in enumerate(snap.inputs.bound_pods):
         entry = bound.setdefault(pod.node_name, ([], []))
