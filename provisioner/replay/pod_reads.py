@@ -139,8 +139,7 @@ class PodReads:
         if model is None:
             return (base, None, None, None)
         name = f"{info.namespace}/{meta['name']}"
-        spec = object.__new__(type(model.spec))
-        spec.__dict__.update(model.spec.__dict__)
+        spec = _clone(model.spec)
         model = _copy(model, None)
         model.name, model.spec = name, spec
         info = _copy(info, None)
@@ -236,12 +235,19 @@ class _Bound(Protocol):
 
 
 _Model = TypeVar("_Model", bound=_Bound)  # a pod's models.Pod or PodInfo
+_T = TypeVar("_T")
 
 
 def _copy(model: _Model, node_name: str | None) -> _Model:
     """A copy of a cached pod model bound to `node_name` (the cached read stays unbound;
     dataclasses.replace costs several times more)."""
-    out = object.__new__(type(model))
-    out.__dict__.update(model.__dict__)
+    out = _clone(model)
     out.node_name = node_name
+    return out
+
+
+def _clone(obj: _T) -> _T:
+    """A shallow copy of a dataclass instance without running its __init__."""
+    out = object.__new__(type(obj))
+    out.__dict__.update(obj.__dict__)
     return out

@@ -22,9 +22,6 @@ from provisioner.state.reader import load_cluster
 from tests.provisioner.replay.replay_builders import random_event, deployment, nodeclass, nodepool, pdb
 
 NAMES = st.sampled_from(["web", "api", "etl"])
-
-
-
 EVENTS = st.lists(st.tuples(st.sampled_from(["deploy", "job", "cron", "pdb", "scale", "delete", "interrupt"]), NAMES,
                             st.integers(0, 6), st.integers(0, 7200), st.integers(1, 3600)), max_size=8)
 POOLS = st.sampled_from([
@@ -33,6 +30,8 @@ POOLS = st.sampled_from([
     # a budget that opens and closes every 20 minutes: passes at its boundaries see other windows
     [nodeclass(), nodepool(after="1m", budgets=[{"nodes": "0", "schedule": "*/20 * * * *", "duration": "10m"}])],
 ])
+# cel-python raises the recursion limit when it first compiles a rule: do that before hypothesis runs.
+load_cluster([nodeclass(), nodepool()])
 
 
 def _run(objects, trace, cache):
