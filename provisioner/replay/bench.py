@@ -22,8 +22,7 @@ from ..disruption import controller as disruption_controller
 from ..disruption import pass_state, simulation
 from . import engine
 from .engine import Options, replay
-from .parallel import default_cpus
-from .twin import TWIN_FROM_S
+from .parallel import default_cpus, twinned
 from .sources import synthetic
 from .trace import parse_trace
 
@@ -129,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     job_runs = args.job_runs if args.job_runs is not None else int(round(1000 * args.days / 7))
     if args.processes is None:
-        args.processes = 2 if default_cpus() >= 2 and args.days * 86400 >= TWIN_FROM_S else 1
+        args.processes = 2 if twinned(args.days * 86400, default_cpus(), 1) else 1
     totals = split_timers() if args.split else None
     r = measure(args.pods, args.days, job_runs, args.processes)
     if totals is not None:

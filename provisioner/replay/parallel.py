@@ -24,13 +24,15 @@ def _one(job: tuple) -> dict:
                          column=exc.column) from None
 
 
-def default_workers(jobs: int) -> int:
-    return max(1, min(jobs, default_cpus()))
-
-
 def default_cpus() -> int:
     """The CPUs this process may run on (the default of --workers)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def twinned(until: float, workers: int, jobs: int) -> bool:
+    """Whether a replay of `until` seconds, one of `jobs` sharing `workers` processes, gets a twin
+    process (twin.py): when there are workers to spare and the replay is long enough to gain."""
+    return workers >= 2 * jobs and until >= TWIN_FROM_S
 
 
 def replay_all(jobs: list, workers: int | None = None, scheduler: str | None = None) -> list:
@@ -42,12 +44,12 @@ def replay_all(jobs: list, workers: int | None = None, scheduler: str | None = N
         from .distributed import replay_on
         return replay_on(scheduler, jobs)
     workers = default_cpus() if workers is None else workers
-    if workers >= 2 * len(jobs):  # workers to spare: a long replay shares its simulations with a twin
-        jobs = [(*job[:3], replace(job[3], processes=2)) if job[3].until >= TWIN_FROM_S else job for job in jobs]
+    jobs = [(*job[:3], replace(job[3], processes=2)) if twinned(job[3].until, workers, len(jobs)) else job
+            for job in jobs]
     if workers <= 1 or len(jobs) <= 1:
         return [_one(job) for job in jobs]
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
         return list(pool.map(_one, jobs))
 
 
-__all__ = ["Options", "Trace", "default_workers", "replay_all"]
+__all__ = ["Options", "Trace", "default_cpus", "replay_all", "twinned"]
