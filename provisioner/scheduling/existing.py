@@ -279,7 +279,6 @@ class ExistingNodes:
             self._matrices[dims] = found
         return found
 
-
     def too_small(self, dims: tuple[str, ...], request: tuple[int, ...]) -> list[bool]:
         """Per node in order, whether it cannot take one pod of `request` even before anything
         lands (unschedulable, or less left than the request in some dimension). A view takes its

@@ -301,7 +301,6 @@ class InflightClaims:
             order[old:at - 1] = order[old + 1:at]
             keys[at - 1], order[at - 1] = key, pos
 
-
     def _ordered(self) -> None:
         """Leave the lone mode: the NodeClaim made so far gets its key, order and log entry, as
         `reorder` would have kept them (no mask, count or rejection refers to it yet, so its

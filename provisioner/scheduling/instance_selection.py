@@ -270,7 +270,6 @@ class Template:
         self._fit_cache: dict[tuple[int, bytes, tuple[int, ...]], np.ndarray] = {}
         # options -> envelope
         self._envelopes: dict[tuple[int, bytes], tuple[tuple[int, ...], tuple[int, ...]]] = {}
-        self._empty_counts: dict[tuple[int, bytes, tuple[int, ...]], int] = {}  # max_count on an empty NodeClaim
         self._fronts: dict[tuple[int, bytes], list[tuple[int, ...]]] = {}  # options -> their undominated allocatables
         self._price_floors: dict[tuple[int, bytes], float] = {}  # options -> price_floor
         # options -> largest capacity per limited resource
@@ -351,15 +350,6 @@ class Template:
 
     def max_count(self, options: np.ndarray, used: Sequence[int], request: Sequence[int]) -> int:
         """How many more pods of `request` fit next to `used` on the best option."""
-        if not any(used):  # a new NodeClaim: the same options and pod shape recur in every simulation
-            key = (options.dtype.num, options.tobytes(), tuple(request))
-            found = self._empty_counts.get(key)
-            if found is None:
-                found = remember(self._empty_counts, key, self._max_count(options, used, request))
-            return found
-        return self._max_count(options, used, request)
-
-    def _max_count(self, options: np.ndarray, used: Sequence[int], request: Sequence[int]) -> int:
         idx = [i for i, r in enumerate(request) if r > 0]
         if not idx or not len(options):
             free = self.alloc[options][:, idx] - np.asarray([used[i] for i in idx], dtype=np.int64)

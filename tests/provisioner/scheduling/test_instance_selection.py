@@ -169,7 +169,7 @@ def test_max_count_over_the_undominated_options_is_the_best_options_count(alloc,
     from provisioner.scheduling.instance_selection import Template
     tpl = object.__new__(Template)
     tpl.alloc = np.asarray(alloc, dtype=np.int64)
-    tpl._fronts, tpl._empty_counts = {}, {}
+    tpl._fronts = {}
     options = np.asarray(sorted(data.draw(st.sets(st.integers(0, len(alloc) - 1), min_size=1))), dtype=np.int64)
     front = tpl.front(options)
     assert len(set(front)) == len(front)  # distinct, each covered by no other, and together covering all
